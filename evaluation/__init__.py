@@ -1,0 +1,1 @@
+"""Data, splits, metrics and the isolated evaluation engine."""

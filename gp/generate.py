@@ -1,0 +1,114 @@
+"""Tree generation: grow, full and ramped half-and-half, within depth limits.
+
+All randomness goes through a :class:`~gp.policy.SamplingPolicy` and one explicit
+``numpy.random.Generator``: same grammar, policy state and seed, same trees.
+Depth follows :attr:`gp.tree.Node.depth` (a node whose children are all terminals
+has depth 1). An alternative is allowed at a node only if a complete subtree can be
+finished within the remaining depth (precomputed minimum depths), so generation
+never backtracks.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from .binding import BoundGrammar
+from .grammar import NonTerminal, Sampler, Terminal
+from .policy import ChoiceContext, SamplingPolicy, UniformPolicy
+from .tree import Leaf, Node, Path
+
+#: Defaults from the methods notes (thesis §2.1.2; value 100 from the authors' code).
+DEFAULT_MIN_DEPTH = 2
+DEFAULT_MAX_DEPTH = 100
+
+Mode = Literal["grow", "full"]
+
+
+@dataclass
+class TreeGenerator:
+    grammar: BoundGrammar
+    policy: SamplingPolicy = field(default_factory=UniformPolicy)
+
+    def __post_init__(self):
+        self._analysis = self.grammar.grammar.analysis
+
+    # -- public ----------------------------------------------------------------
+    def grow(self, rng: np.random.Generator, max_depth: int = DEFAULT_MAX_DEPTH,
+             symbol: str | None = None, path: Path = ()) -> Node:
+        """Any tree (alternatives chosen by the policy) that fits in ``max_depth``."""
+        return self._expand(symbol or self.grammar.grammar.start, max_depth, "grow", path, rng)
+
+    def full(self, rng: np.random.Generator, max_depth: int = DEFAULT_MAX_DEPTH,
+             symbol: str | None = None, path: Path = ()) -> Node:
+        """A tree that reaches ``max_depth`` wherever the grammar allows it to."""
+        return self._expand(symbol or self.grammar.grammar.start, max_depth, "full", path, rng)
+
+    def ramped_half_and_half(self, n: int, rng: np.random.Generator, min_depth: int = DEFAULT_MIN_DEPTH,
+                             max_depth: int = DEFAULT_MAX_DEPTH, unique: bool = True,
+                             max_tries: int = 50) -> list[Node]:
+        """``n`` trees, half grow and half full, over depth limits ramped from min to max.
+
+        The ramp is clipped to what the grammar can reach (its minimum and maximum
+        derivation depth), so the ramp is not wasted on depths no tree can have.
+        Duplicates (by phenotype) are rejected when ``unique``, up to ``max_tries``
+        redraws per tree (a tiny space may not have ``n`` distinct trees).
+        """
+        start = self.grammar.grammar.start
+        lo = max(min_depth, self._analysis.min_depth[start])
+        reach = self._analysis.max_depth[start]
+        hi = int(min(max_depth, reach)) if reach != float("inf") else max_depth
+        hi = max(hi, lo)
+        if max_depth < self._analysis.min_depth[start]:
+            raise ValueError(f"max depth {max_depth} is below the grammar's minimum depth "
+                             f"{self._analysis.min_depth[start]}")
+        depths = list(range(lo, hi + 1))
+        trees: list[Node] = []
+        seen: set[str] = set()
+        for i in range(n):
+            depth = depths[(i // 2) % len(depths)]
+            mode: Mode = "grow" if i % 2 == 0 else "full"
+            for _ in range(max_tries):
+                tree = self._expand(start, depth, mode, (), rng)
+                if not unique or tree.phenotype not in seen:
+                    break
+            seen.add(tree.phenotype)
+            trees.append(tree)
+        return trees
+
+    # -- internals -------------------------------------------------------------
+    def _expand(self, name: str, remaining: int, mode: Mode, path: Path, rng: np.random.Generator) -> Node:
+        rule = self.grammar.grammar[name]
+        mins = self._analysis.alt_min_depth[name]
+        allowed = [a for a, d in enumerate(mins) if d <= remaining]
+        if not allowed:
+            raise ValueError(f"<{name}> cannot be derived within depth {remaining} "
+                             f"(needs {self._analysis.min_depth[name]})")
+        if mode == "full" and len(allowed) > 1:
+            maxes = self._analysis.alt_max_depth[name]
+            deep = [a for a in allowed if maxes[a] >= remaining]
+            if not deep:
+                best = max(maxes[a] for a in allowed)
+                deep = [a for a in allowed if maxes[a] == best]
+            allowed = deep
+        ctx = ChoiceContext(name, path)
+        weights = [rule.alternatives[a].weight for a in allowed]
+        alt_index = self.policy.choose(ctx, allowed, weights, rng) if len(allowed) > 1 else allowed[0]
+        children: list[Node | Leaf] = []
+        for i, item in enumerate(rule.alternatives[alt_index].items):
+            child_path = path + (i,)
+            if isinstance(item, NonTerminal):
+                children.append(self._expand(item.name, remaining - 1, mode, child_path, rng))
+            elif isinstance(item, Terminal):
+                children.append(Leaf(item.text))
+            else:
+                children.append(Leaf(self._sample(name, alt_index, i, item, child_path, rng)))
+        return Node(name, alt_index, tuple(children))
+
+    def _sample(self, name: str, alt: int, i: int, s: Sampler, path: Path, rng) -> int | float:
+        lo, hi = self.grammar.range_of((name, alt, i))
+        ctx = ChoiceContext(name, path, alt, i)
+        if s.kind == "int":
+            return self.policy.sample_int(ctx, int(lo), int(hi), s.log, rng)
+        return self.policy.sample_real(ctx, lo, hi, s.lo_open, s.hi_open, s.log, rng)

@@ -1,0 +1,207 @@
+"""The typed grammar model: rules, alternatives, symbols and annotations.
+
+A :class:`Grammar` is what the ``.bnf`` parser returns and what every other part of
+the engine (generation, analysis, species, phenotype parsing) reads. It is plain,
+immutable data: the grammar file stays the single source of truth, and nothing here
+knows about any particular search space.
+
+Groups ``( … )`` and optionals ``[ … ]`` are desugared by the parser into synthetic
+rules (``<Parent~1>``), so a derivation tree is always "node = rule + chosen
+alternative + children", and every decision lives at a named grammar location.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Iterator, Union
+
+from .errors import SourceLocation, SourceText
+from .expressions import Expr
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .analysis import GrammarAnalysis
+    from .binding import BoundGrammar, DatasetMeta
+
+#: Hyper-parameter kinds an annotation may give (``alg`` = structural choice).
+KINDS = ("alg", "cat", "bool", "int", "real")
+
+
+@dataclass(frozen=True)
+class NonTerminal:
+    name: str
+    location: SourceLocation | None = field(default=None, compare=False)
+
+    def __str__(self) -> str:
+        return f"<{self.name}>"
+
+
+@dataclass(frozen=True)
+class Terminal:
+    text: str
+    location: SourceLocation | None = field(default=None, compare=False)
+
+    def __str__(self) -> str:
+        return _quote_terminal(self.text)
+
+
+@dataclass(frozen=True)
+class Sampler:
+    """``RANDOM-INT(lo, hi)`` or ``RANDOM-REAL(lo, hi)``: a number drawn at generation."""
+
+    kind: str  # "int" | "real"
+    lo: Expr
+    hi: Expr
+    lo_open: bool = False
+    hi_open: bool = False
+    log: bool = False
+    location: SourceLocation | None = field(default=None, compare=False)
+
+    @property
+    def is_constant(self) -> bool:
+        return not (self.lo.variables() or self.hi.variables())
+
+    def __str__(self) -> str:
+        lo = (">" if self.lo_open else "") + str(self.lo)
+        hi = ("<" if self.hi_open else "") + str(self.hi)
+        name = "RANDOM-INT" if self.kind == "int" else "RANDOM-REAL"
+        return f"{name}({lo}, {hi}{', log' if self.log else ''})"
+
+
+Symbol = Union[NonTerminal, Terminal, Sampler]
+
+
+@dataclass(frozen=True)
+class Alternative:
+    items: tuple[Symbol, ...]
+    weight: float = 1.0
+    location: SourceLocation | None = field(default=None, compare=False)
+
+    @property
+    def text(self) -> str:
+        """The alternative as written (without weight); ``EMPTY`` for epsilon."""
+        return " ".join(str(i) for i in self.items) if self.items else "EMPTY"
+
+    @property
+    def is_literal(self) -> bool:
+        return all(isinstance(i, Terminal) for i in self.items)
+
+    def nonterminals(self) -> Iterator[str]:
+        for item in self.items:
+            if isinstance(item, NonTerminal):
+                yield item.name
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """``#@ type=int default=2 [sentinel]``: what a hyper-parameter is and its default.
+
+    ``default`` is either a tuple of terminal tokens (``()`` for ``EMPTY``) or an
+    int alternative index (0-based) when written ``#k``.
+    """
+
+    kind: str
+    default: tuple[str, ...] | int | None = None
+    sentinel: bool = False
+    location: SourceLocation | None = field(default=None, compare=False)
+
+    def __str__(self) -> str:
+        parts = [f"type={self.kind}"]
+        if isinstance(self.default, int):
+            parts.append(f"default=#{self.default + 1}")
+        elif self.default is not None:
+            parts.append("default=" + _format_default(self.default))
+        if self.sentinel:
+            parts.append("sentinel")
+        return "#@ " + " ".join(parts)
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    alternatives: tuple[Alternative, ...]
+    annotation: Annotation | None = None
+    location: SourceLocation | None = field(default=None, compare=False)
+    #: "group" / "optional" for rules the parser made from ``( … )`` / ``[ … ]``.
+    synthetic: str | None = None
+
+    @property
+    def kind(self) -> str:
+        return self.annotation.kind if self.annotation else "alg"
+
+
+class Grammar:
+    """An immutable, validated grammar. The first rule is the start symbol."""
+
+    def __init__(self, rules: dict[str, Rule], start: str, source: SourceText,
+                 warnings: list | None = None, header: str = ""):
+        self.rules = rules
+        self.start = start
+        self.source = source
+        self.warnings = list(warnings or [])
+        self.header = header
+
+    @property
+    def path(self) -> str:
+        return self.source.filename
+
+    def __getitem__(self, name: str) -> Rule:
+        return self.rules[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.rules
+
+    def __iter__(self) -> Iterator[Rule]:
+        return iter(self.rules.values())
+
+    def __len__(self) -> int:
+        return len(self.rules)
+
+    def __repr__(self) -> str:
+        return f"Grammar({self.path!r}, {len(self.rules)} rules, start=<{self.start}>)"
+
+    def __getstate__(self) -> dict:
+        # Analysis and bindings are memoised caches: rebuild them after unpickling.
+        state = dict(self.__dict__)
+        state.pop("analysis", None)
+        state.pop("_bindings", None)
+        return state
+
+    @cached_property
+    def analysis(self) -> "GrammarAnalysis":
+        from .analysis import GrammarAnalysis
+
+        return GrammarAnalysis(self)
+
+    @property
+    def dataset_variables(self) -> frozenset[str]:
+        out: frozenset[str] = frozenset()
+        for rule in self:
+            for alt in rule.alternatives:
+                for item in alt.items:
+                    if isinstance(item, Sampler):
+                        out |= item.lo.variables() | item.hi.variables()
+        return out
+
+    def bind(self, meta: "DatasetMeta | None" = None) -> "BoundGrammar":
+        """Evaluate every bound for a dataset (memoised per meta-data)."""
+        from .binding import BoundGrammar
+
+        cache = self.__dict__.setdefault("_bindings", {})
+        if meta not in cache:
+            cache[meta] = BoundGrammar(self, meta)
+        return cache[meta]
+
+
+def _quote_terminal(text: str) -> str:
+    specials = set('<>|()[]#@"') | {" ", "\t"}
+    if text in ("EMPTY", "RANDOM-INT", "RANDOM-REAL") or any(c in specials for c in text) or not text:
+        return '"' + text + '"'
+    return text
+
+
+def _format_default(tokens: tuple[str, ...]) -> str:
+    if not tokens:
+        return "EMPTY"
+    if len(tokens) == 1 and _quote_terminal(tokens[0]) == tokens[0]:
+        return tokens[0]
+    return '"' + " ".join(tokens) + '"'

@@ -1,0 +1,96 @@
+"""The sampling-policy seam: every random decision of tree generation goes here.
+
+Which alternative a rule takes (optional parts are synthetic two-alternative rules,
+so "is it present?" is the same kind of decision) and which number a sampled
+terminal gets are asked of a :class:`SamplingPolicy`, together with a
+:class:`ChoiceContext` that names the grammar location. A PBIL policy can keep a
+probability vector per location, and a Bayesian-optimisation policy can encode trees
+by the same locations, without any change to the generator.
+"""
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from .tree import Path
+
+
+@dataclass(frozen=True)
+class ChoiceContext:
+    """Where a decision is made.
+
+    ``rule`` is the non-terminal being expanded; for a sampled number, ``alternative``
+    and ``item`` locate the ``RANDOM-INT``/``RANDOM-REAL`` inside that rule. ``path``
+    is the address of the node in the tree being built (its length is the depth).
+    """
+
+    rule: str
+    path: Path = ()
+    alternative: int | None = None
+    item: int | None = None
+
+    @property
+    def location(self) -> str:
+        """A stable key for the grammar location (same for every tree)."""
+        if self.alternative is None:
+            return f"<{self.rule}>"
+        return f"<{self.rule}>/{self.alternative}/{self.item}"
+
+
+class SamplingPolicy(ABC):
+    """Decides alternatives and numbers. Implementations must use only ``rng`` for randomness."""
+
+    @abstractmethod
+    def choose(self, ctx: ChoiceContext, candidates: Sequence[int], weights: Sequence[float],
+               rng: np.random.Generator) -> int:
+        """Pick one of ``candidates`` (alternative indices allowed by the depth limits).
+
+        ``weights`` are the grammar's weights of those candidates, aligned with them.
+        """
+
+    @abstractmethod
+    def sample_int(self, ctx: ChoiceContext, lo: int, hi: int, log: bool, rng: np.random.Generator) -> int:
+        """An integer in ``[lo, hi]``."""
+
+    @abstractmethod
+    def sample_real(self, ctx: ChoiceContext, lo: float, hi: float, lo_open: bool, hi_open: bool,
+                    log: bool, rng: np.random.Generator) -> float:
+        """A real in the range (open ends excluded)."""
+
+
+class UniformPolicy(SamplingPolicy):
+    """Alternatives in proportion to the grammar's weights; numbers uniform (or log-uniform)."""
+
+    def choose(self, ctx, candidates, weights, rng):
+        if len(candidates) == 1:
+            return candidates[0]
+        w = np.asarray(weights, dtype=float)
+        return int(candidates[int(rng.choice(len(candidates), p=w / w.sum()))])
+
+    def sample_int(self, ctx, lo, hi, log, rng):
+        lo, hi = int(lo), int(hi)
+        if lo == hi:
+            return lo
+        if log:
+            # log-uniform over [lo, hi+1) then floored: each decade equally likely.
+            value = int(math.floor(math.exp(rng.uniform(math.log(lo), math.log(hi + 1)))))
+            return min(max(value, lo), hi)
+        return int(rng.integers(lo, hi, endpoint=True))
+
+    def sample_real(self, ctx, lo, hi, lo_open, hi_open, log, rng):
+        lo, hi = float(lo), float(hi)
+        if lo == hi:
+            return lo
+        while True:
+            if log:
+                value = float(math.exp(rng.uniform(math.log(lo), math.log(hi))))
+            else:
+                value = float(rng.uniform(lo, hi))
+            value = min(max(value, lo), hi)
+            if (lo_open and value <= lo) or (hi_open and value >= hi):
+                continue
+            return value

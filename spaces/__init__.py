@@ -1,0 +1,1 @@
+"""The mapper: grammar terminals -> scikit-learn / scikit-multilearn estimators."""

@@ -1,0 +1,33 @@
+"""Shared fixtures: the shipped grammars, and the ../shared datasets when present."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from gp.binding import DatasetMeta  # noqa: E402
+from gp.bnf_parser import load_grammar  # noqa: E402
+
+GRAMMARS = ROOT / "grammars"
+SPACES = ("small", "medium", "large")
+SHARED = ROOT.parent / "shared"
+MLC_DATA = SHARED / "datasets" / "mlc"
+
+#: yeast's shape (the thesis's running example): L=14 labels, M=103 features.
+YEAST = DatasetMeta(14, 103, 2417)
+#: a dataset with few labels, where label-dependent ranges are tightest.
+TINY = DatasetMeta(2, 3, 20)
+
+
+def requires_shared(path: Path):
+    return pytest.mark.skipif(not path.exists(), reason=f"{path} not available (../shared is optional)")
+
+
+@pytest.fixture(scope="session")
+def grammars():
+    return {name: load_grammar(GRAMMARS / f"{name}.bnf") for name in SPACES}

@@ -1,0 +1,118 @@
+"""Every class of grammar error gives its message at the right line and column."""
+from __future__ import annotations
+
+import pytest
+
+from gp.binding import DatasetMeta
+from gp.bnf_parser import load_grammar, parse_grammar
+from gp.errors import BindingError, GrammarError
+
+
+def error_of(text: str) -> GrammarError:
+    with pytest.raises(GrammarError) as info:
+        parse_grammar(text, "g.bnf")
+    return info.value
+
+
+@pytest.mark.parametrize("text, line, col, fragment", [
+    ("<a> BR\n", 1, 1, "expected a rule definition"),
+    ("<a> ::= ( x | y\n", 1, 16, "unexpected end of file"),
+    ("<a> ::= x\n<b> ::= RANDOM-INT(1, 2 $ 3)\n", 2, 25, "unexpected"),
+    ("<a> ::= x\n\n  <b> ::= y ]\n", 3, 13, "unexpected ']'"),
+])
+def test_syntax_errors_point_at_the_offending_character(text, line, col, fragment):
+    err = error_of(text)
+    d = err.diagnostics[0]
+    assert (d.location.line, d.location.column) == (line, col)
+    assert fragment in d.message
+    rendered = d.render()
+    assert rendered.startswith(f"g.bnf:{line}:{col}: error:")
+    # the offending line and a caret under the column
+    source_line, caret = rendered.splitlines()[1:3]
+    assert source_line.strip() == text.splitlines()[line - 1].strip()
+    assert caret.index("^") - 4 == col - 1
+
+
+@pytest.mark.parametrize("text, line, col, fragment", [
+    ("<a> ::= <bee> x\n<bea> ::= y\n", 1, 9, "undefined non-terminal <bee>; did you mean <bea>?"),
+    ("<a> ::= x\n<a> ::= y\n", 2, 1, "duplicate rule <a>; it is already defined at line 1"),
+    ("<a> ::= x | | y\n", 1, 11, "empty alternative"),
+    ("<a> ::= x |\n<b> ::= y\n", 1, 11, "empty alternative"),
+    ("<a> ::= <b>\n<b> ::= x <b>\n", 2, 1, "<b> has no finite derivation"),
+    ("<a> ::= RANDOM-INT(1, Q)\n", 1, 23, "unknown dataset variable 'Q'"),
+    ("<a> ::= RANDOM-INT(1, sqr(L))\n", 1, 23, "unknown function 'sqr'; did you mean sqrt()?"),
+    ("<a> ::= RANDOM-INT(1, min(L))\n", 1, 23, "min() takes 2 or more argument(s), got 1"),
+    ("<a> ::= RANDOM-INT(5, 1)\n", 1, 9, "lower bound 5 is greater than upper bound 1"),
+    ("<a> ::= RANDOM-INT(1, L/2)\n", None, None, None),  # non-integer only once bound: see below
+    ("<a> ::= RANDOM-INT(>1, 5)\n", 1, 20, "open bounds are only allowed for RANDOM-REAL"),
+    ("<a> ::= RANDOM-REAL(0, 1, lin)\n", 1, 27, "unknown option 'lin'"),
+    ("<a> ::= RANDOM-REAL(0, 1, log)\n", 1, 9, "log-scale range needs a positive lower bound"),
+    ("<a> ::= x EMPTY\n", 1, 11, "EMPTY must be the only item"),
+    ("<a> ::= x @ 0 | y\n", 1, 13, "weight must be positive"),
+    ('<a> ::= "x y"\n', 1, 9, "one non-empty token without spaces"),
+    ("<a> ::= x | y  #@ type=foo default=x\n", 1, 19, "unknown hyper-parameter type 'foo'"),
+    ("<a> ::= x | y  #@ type=cat defualt=x\n", 1, 28, "unknown annotation key 'defualt'; did you mean 'default'?"),
+    ("<a> ::= x | y  #@ type=cat default=z\n", 1, 16, "default 'z' is not one of the alternatives"),
+    ("<a> ::= x | y  #@ type=cat\n", 1, 16, "needs a default"),
+    ("<a> ::= x | y  #@ type=cat default=#3\n", 1, 16, "default=#3 but the rule has 2 alternative(s)"),
+    ("<a> ::= RANDOM-INT(2, 32)  #@ type=int default=0\n", 1, 28, "default 0 lies outside RANDOM-INT(2, 32)"),
+    ("<a> ::= RANDOM-INT(2, 32)  #@ type=int default=two\n", 1, 28, "is not a valid integer"),
+    ("<a> ::= x  #@ type=alg default=x\n", 1, 12, "cannot have a default"),
+    ("#@ type=int default=1\n<a> ::= x\n", 1, 1, "annotation before the first rule"),
+    ("<a> ::= x | y  #@ type=cat default=x\n  #@ type=cat default=y\n", 2, 3, "already has an annotation"),
+    ("# only a comment\n", 1, 1, "the grammar has no rules"),
+])
+def test_semantic_errors(text, line, col, fragment):
+    if fragment is None:
+        parse_grammar(text, "g.bnf")
+        return
+    err = error_of(text)
+    messages = [(d.location.line, d.location.column, d.message) for d in err.diagnostics]
+    assert any(m[:2] == (line, col) and fragment in m[2] for m in messages), messages
+
+
+def test_all_semantic_errors_are_reported_together():
+    err = error_of("<a> ::= <b> | <c>\n<a> ::= x\n")
+    assert len(err.diagnostics) == 3  # duplicate + two undefined
+
+
+def test_unreachable_rule_is_a_warning_not_an_error():
+    g = parse_grammar("<a> ::= x\n<b> ::= y\n", "g.bnf")
+    assert [w.severity for w in g.warnings] == ["warning"]
+    assert "<b> is never used" in g.warnings[0].message
+    assert g.warnings[0].location.line == 2
+
+
+def test_bounds_checked_when_bound_to_a_dataset():
+    g = parse_grammar("<a> ::= x RANDOM-INT(2, floor(L/2))\n", "g.bnf")
+    g.bind(DatasetMeta(6, 10, 100))  # 2..3: fine
+    with pytest.raises(BindingError) as info:
+        g.bind(DatasetMeta(3, 10, 100))  # 2..1: empty
+    d = info.value.diagnostics[0]
+    assert (d.location.line, d.location.column) == (1, 11)
+    assert "empty range: lower bound 2 > upper bound 1" in d.message
+    assert "L=3" in d.message
+
+
+def test_non_integer_int_bound_reported_at_binding():
+    g = parse_grammar("<a> ::= RANDOM-INT(1, L/2)\n", "g.bnf")
+    with pytest.raises(BindingError, match="not integers; wrap them in floor"):
+        g.bind(DatasetMeta(5, 10, 100))
+
+
+def test_dataset_variables_need_a_dataset():
+    g = parse_grammar("<a> ::= RANDOM-INT(1, L)\n", "g.bnf")
+    with pytest.raises(BindingError, match="use L; give a dataset"):
+        g.bind(None)
+
+
+def test_missing_file_is_a_grammar_error(tmp_path):
+    with pytest.raises(GrammarError, match="cannot read grammar file"):
+        load_grammar(tmp_path / "nope.bnf")
+
+
+def test_binary_file_is_a_grammar_error(tmp_path):
+    p = tmp_path / "bin.bnf"
+    p.write_bytes(b"\xff\xfe\x00\x01")
+    with pytest.raises(GrammarError):
+        load_grammar(p)
