@@ -122,65 +122,60 @@ class GrammarAnalysis:
         return {r.name: tuple(self._alt_depth(a, md) for a in r.alternatives) for r in self.grammar}
 
     # -- counts ----------------------------------------------------------------
-    @cached_property
-    def combinations(self) -> float:
-        """Number of algorithm combinations (trees with every hyper-parameter at its default)."""
+    def _count_trees(self, alternatives_of, sampler_values) -> dict[str, float]:
+        """Trees per reachable rule: sum over ``alternatives_of(rule)`` of the product of the items.
+
+        ``alternatives_of`` returns the alternative indices to count, or None for a rule
+        replaced by a literal (one tree). ``sampler_values(rule, alt, item, sampler)`` is how many values a sampled terminal
+        contributes. Recursive rules have infinitely many trees.
+        """
         memo: dict[str, float] = {}
 
         def count(name: str) -> float:
-            if name in memo:
-                return memo[name]
-            if name in self.recursive:
-                memo[name] = INF
-                return INF
-            rule = self.grammar[name]
-            if rule.kind != "alg":
-                k = default_alternative(rule)
-                total = 1 if k is None else self._product(rule.alternatives[k], count, lambda i, s: 1)
-            else:
-                total = sum(self._product(a, count, lambda i, s: 1) for a in rule.alternatives)
-            memo[name] = total
-            return total
+            if name not in memo:
+                if name in self.recursive:
+                    memo[name] = INF
+                else:
+                    rule = self.grammar[name]
+                    alternatives = alternatives_of(rule)
+                    total = 1 if alternatives is None else 0  # None: replaced by a literal, one tree
+                    for a in alternatives or ():
+                        product = 1
+                        for i, item in enumerate(rule.alternatives[a].items):
+                            if isinstance(item, NonTerminal):
+                                product *= count(item.name)
+                            elif isinstance(item, Sampler):
+                                product *= sampler_values(name, a, i, item)
+                        total += product
+                    memo[name] = total
+            return memo[name]
 
-        return count(self.grammar.start)
+        for name in self.reachable:
+            count(name)
+        return memo
+
+    @cached_property
+    def combinations(self) -> float:
+        """Number of algorithm combinations (trees with every hyper-parameter at its default)."""
+        def alternatives_of(rule: Rule) -> list[int] | None:
+            if rule.kind == "alg":
+                return list(range(len(rule.alternatives)))
+            k = default_alternative(rule)
+            return None if k is None else [k]
+
+        return self._count_trees(alternatives_of, lambda *_: 1)[self.grammar.start]
 
     def configurations(self, meta: DatasetMeta | None = None, rule: str | None = None) -> float:
         """Configuration count (reals as :data:`REAL_LEVELS` values) of the grammar or one rule."""
         if meta not in self._config_counts:
             bound = self.grammar.bind(meta)
-            memo: dict[str, float] = {}
 
-            def count(name: str) -> float:
-                if name in memo:
-                    return memo[name]
-                if name in self.recursive:
-                    memo[name] = INF
-                    return INF
-                r = self.grammar[name]
-                total = 0
-                for a, alt in enumerate(r.alternatives):
-                    def values(i: int, s: Sampler, a=a) -> float:
-                        lo, hi = bound.range_of((name, a, i))
-                        return int(hi - lo + 1) if s.kind == "int" else REAL_LEVELS
-                    total += self._product(alt, count, values)
-                memo[name] = total
-                return total
+            def values(name: str, a: int, i: int, s: Sampler) -> float:
+                lo, hi = bound.range_of((name, a, i))
+                return int(hi - lo + 1) if s.kind == "int" else REAL_LEVELS
 
-            for r in self.grammar:
-                if r.name in self.reachable:
-                    count(r.name)
-            self._config_counts[meta] = memo
+            self._config_counts[meta] = self._count_trees(lambda r: range(len(r.alternatives)), values)
         return self._config_counts[meta][rule or self.grammar.start]
-
-    @staticmethod
-    def _product(alt, count_rule, count_sampler) -> float:
-        total = 1
-        for i, item in enumerate(alt.items):
-            if isinstance(item, NonTerminal):
-                total *= count_rule(item.name)
-            elif isinstance(item, Sampler):
-                total *= count_sampler(i, item)
-        return total
 
     # -- hyper-parameters ------------------------------------------------------
     @cached_property

@@ -20,7 +20,7 @@ from lark import Lark, Token, Transformer, v_args
 
 from .errors import Diagnostic, GrammarError, SourceText
 from .expressions import FUNCTIONS, VARIABLES, BinOp, Call, Expr, Neg, Num, Var
-from .grammar import KINDS, Alternative, Annotation, Grammar, NonTerminal, Rule, Sampler, Terminal
+from .grammar import KINDS, Alternative, Annotation, Grammar, NonTerminal, Rule, Sampler, Terminal, reachable_from
 
 _FRIENDLY = {
     "RULE_START": "a new rule '<name> ::='",
@@ -103,7 +103,7 @@ class _RawAlt:
     weight: float
     line: int
     column: int
-    empty: bool  # no items at all (an error unless ...)
+    empty: bool  # no items at all: reported as an error (EMPTY must be explicit)
 
 
 @v_args(inline=True)
@@ -120,32 +120,19 @@ class _ToRaw(Transformer):
 
     def rule(self, head: Token, alts):
         name = head.split("::=")[0].strip()[1:-1]
+        if len(alts) == 1 and alts[0].empty:
+            self._err(head, f"<{name}> has no alternatives; write EMPTY for a rule that produces nothing")
         return name, head.line, head.column, alts
 
     @v_args(inline=False)
     def alternatives(self, children):
-        alts: list[_RawAlt] = []
-        previous_bar = None
-        expect_alt = True
-        for child in children:
-            if isinstance(child, Token) and child.type == "BAR":
-                if expect_alt:  # two bars in a row, or a leading bar
-                    self._err(child, "empty alternative; write EMPTY for an alternative that produces nothing")
-                previous_bar = child
-                expect_alt = True
-                continue
-            if child.empty:
-                at = previous_bar
-                if at is not None:
-                    self._err(at, "empty alternative; write EMPTY for an alternative that produces nothing")
-                else:
-                    child.empty = False  # reported by the rule builder with the rule position
-                    child.items = []
-                    child.line = -1
-            alts.append(child)
-            expect_alt = False
-        if expect_alt and previous_bar is not None:
-            self._err(previous_bar, "empty alternative after '|'; write EMPTY for an alternative that produces nothing")
+        # children alternate: alternative, BAR, alternative, BAR, ...
+        alts: list[_RawAlt] = children[0::2]
+        bars: list[Token] = children[1::2]
+        for i, alt in enumerate(alts):
+            if alt.empty and bars:
+                bar = bars[i - 1] if i > 0 else bars[0]
+                self._err(bar, "empty alternative; write EMPTY for an alternative that produces nothing")
         return alts
 
     @v_args(inline=False, meta=True)
@@ -242,8 +229,8 @@ class _ToRaw(Transformer):
         if name not in VARIABLES:
             hint = difflib.get_close_matches(name, list(VARIABLES), n=1)
             extra = f"; did you mean {hint[0]}?" if hint else ""
-            known = ", ".join(f"{k} ({v})" for k, v in VARIABLES.items())
-            self._err(tok, f"unknown dataset variable '{name}'{extra} Known: {known}")
+            known = ", ".join(f"{k} = {v}" for k, v in VARIABLES.items())
+            self._err(tok, f"unknown dataset variable '{name}'{extra} (known: {known})")
         return Var(name)
 
     def call(self, fname, *args):
@@ -251,7 +238,7 @@ class _ToRaw(Transformer):
         if name not in FUNCTIONS:
             hint = difflib.get_close_matches(name, list(FUNCTIONS), n=1)
             extra = f"; did you mean {hint[0]}()?" if hint else ""
-            self._err(fname, f"unknown function '{name}'{extra} Known: {', '.join(FUNCTIONS)}")
+            self._err(fname, f"unknown function '{name}'{extra} (known: {', '.join(FUNCTIONS)})")
         else:
             _, lo, hi = FUNCTIONS[name]
             if not lo <= len(args) <= hi:
@@ -294,8 +281,6 @@ class _Builder:
     def alternative(self, owner: str, raw: _RawAlt, rule_line: int, rule_col: int) -> Alternative:
         items: list = []
         kinds = [i.kind for i in raw.items]
-        if raw.line == -1:  # an empty first alternative ('<x> ::= | a')
-            self.err(rule_line, rule_col, "empty alternative; write EMPTY for an alternative that produces nothing")
         if "empty" in kinds and len(kinds) > 1:
             bad = raw.items[kinds.index("empty")]
             self.err(bad.line, bad.column, "EMPTY must be the only item of its alternative")
@@ -416,11 +401,15 @@ def _check_annotation(rule: Rule, ann: Annotation, src: SourceText, diags: list[
         err(f"default '{ann.default[0]}' is not a valid {'integer' if ann.kind == 'int' else 'real number'}")
         return
     samplers = [i for a in rule.alternatives for i in a.items if isinstance(i, Sampler)]
-    if ann.sentinel or not samplers or not all(s.is_constant for s in samplers):
-        return
-    inside = any(s.lo.evaluate({}) <= value <= s.hi.evaluate({}) for s in samplers)
-    if not inside:
-        ranges = ", ".join(str(s) for s in samplers)
+    if ann.sentinel or not all(s.is_constant for s in samplers):
+        return  # dataset-dependent ranges are only known once bound
+
+    def within(s: Sampler) -> bool:
+        lo, hi = s.lo.evaluate({}), s.hi.evaluate({})
+        return (lo < value if s.lo_open else lo <= value) and (value < hi if s.hi_open else value <= hi)
+
+    if not any(within(s) for s in samplers):
+        ranges = ", ".join(str(s) for s in samplers) or " | ".join(texts)
         err(f"default {value} lies outside {ranges}; add 'sentinel' if that is intended")
 
 
@@ -548,13 +537,6 @@ def _check_productive(rules: dict[str, Rule], src: SourceText, diags: list[Diagn
 
 
 def _unreachable_warnings(rules: dict[str, Rule], start: str, src: SourceText) -> list[Diagnostic]:
-    seen = {start}
-    stack = [start]
-    while stack:
-        for alt in rules[stack.pop()].alternatives:
-            for n in alt.nonterminals():
-                if n not in seen:
-                    seen.add(n)
-                    stack.append(n)
+    seen = reachable_from(rules, start)
     return [src.at(r.location, f"<{r.name}> is never used (unreachable from <{start}>)", "warning")
             for r in rules.values() if r.name not in seen]

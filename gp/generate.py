@@ -28,22 +28,22 @@ Mode = Literal["grow", "full"]
 
 @dataclass
 class TreeGenerator:
-    grammar: BoundGrammar
+    bound: BoundGrammar
     policy: SamplingPolicy = field(default_factory=UniformPolicy)
 
     def __post_init__(self):
-        self._analysis = self.grammar.grammar.analysis
+        self._analysis = self.bound.grammar.analysis
 
     # -- public ----------------------------------------------------------------
     def grow(self, rng: np.random.Generator, max_depth: int = DEFAULT_MAX_DEPTH,
              symbol: str | None = None, path: Path = ()) -> Node:
         """Any tree (alternatives chosen by the policy) that fits in ``max_depth``."""
-        return self._expand(symbol or self.grammar.grammar.start, max_depth, "grow", path, rng)
+        return self._expand(symbol or self.bound.grammar.start, max_depth, "grow", path, rng)
 
     def full(self, rng: np.random.Generator, max_depth: int = DEFAULT_MAX_DEPTH,
              symbol: str | None = None, path: Path = ()) -> Node:
         """A tree that reaches ``max_depth`` wherever the grammar allows it to."""
-        return self._expand(symbol or self.grammar.grammar.start, max_depth, "full", path, rng)
+        return self._expand(symbol or self.bound.grammar.start, max_depth, "full", path, rng)
 
     def ramped_half_and_half(self, n: int, rng: np.random.Generator, min_depth: int = DEFAULT_MIN_DEPTH,
                              max_depth: int = DEFAULT_MAX_DEPTH, unique: bool = True,
@@ -55,7 +55,7 @@ class TreeGenerator:
         Duplicates (by phenotype) are rejected when ``unique``, up to ``max_tries``
         redraws per tree (a tiny space may not have ``n`` distinct trees).
         """
-        start = self.grammar.grammar.start
+        start = self.bound.grammar.start
         lo = max(min_depth, self._analysis.min_depth[start])
         reach = self._analysis.max_depth[start]
         hi = int(min(max_depth, reach)) if reach != float("inf") else max_depth
@@ -79,7 +79,7 @@ class TreeGenerator:
 
     # -- internals -------------------------------------------------------------
     def _expand(self, name: str, remaining: int, mode: Mode, path: Path, rng: np.random.Generator) -> Node:
-        rule = self.grammar.grammar[name]
+        rule = self.bound.grammar[name]
         mins = self._analysis.alt_min_depth[name]
         allowed = [a for a, d in enumerate(mins) if d <= remaining]
         if not allowed:
@@ -107,7 +107,7 @@ class TreeGenerator:
         return Node(name, alt_index, tuple(children))
 
     def _sample(self, name: str, alt: int, i: int, s: Sampler, path: Path, rng) -> int | float:
-        lo, hi = self.grammar.range_of((name, alt, i))
+        lo, hi = self.bound.range_of((name, alt, i))
         ctx = ChoiceContext(name, path, alt, i)
         if s.kind == "int":
             return self.policy.sample_int(ctx, int(lo), int(hi), s.log, rng)

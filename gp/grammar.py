@@ -192,6 +192,19 @@ class Grammar:
         return cache[meta]
 
 
+def reachable_from(rules: "dict[str, Rule]", start: str) -> set[str]:
+    """Names of the rules derivable from ``start`` (references to missing rules are skipped)."""
+    seen, stack = {start}, [start]
+    while stack:
+        rule = rules.get(stack.pop())
+        for alt in rule.alternatives if rule else ():
+            for n in alt.nonterminals():
+                if n not in seen:
+                    seen.add(n)
+                    stack.append(n)
+    return seen
+
+
 def _quote_terminal(text: str) -> str:
     specials = set('<>|()[]#@"') | {" ", "\t"}
     if text in ("EMPTY", "RANDOM-INT", "RANDOM-REAL") or any(c in specials for c in text) or not text:

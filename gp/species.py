@@ -29,7 +29,7 @@ from pathlib import Path
 from .analysis import default_alternative
 from .bnf_parser import parse_grammar
 from .bnf_writer import format_grammar
-from .grammar import Alternative, Annotation, Grammar, Rule, Terminal
+from .grammar import Alternative, Annotation, Grammar, Rule, Terminal, reachable_from
 
 SPECIES: dict[int, frozenset[str]] = {
     1: frozenset(),
@@ -79,7 +79,7 @@ def species_text(grammar: Grammar, species: int) -> str:
     """The ``.bnf`` text of species ``species`` of an annotated grammar."""
     kinds = evolved_kinds(species)
     rules = {name: (rule if rule.kind in kinds else fix_rule(rule)) for name, rule in grammar.rules.items()}
-    reachable = _reachable(rules, grammar.start)
+    reachable = reachable_from(rules, grammar.start)
     kept = {n: r for n, r in rules.items() if n in reachable}
     source = Path(grammar.path).name
     header = (f"Species {species} of {source}: {SPECIES_NAMES[species]}.\n"
@@ -117,13 +117,3 @@ def write_species(grammar: Grammar, directory: str | Path) -> list[Path]:
         written.append(path)
     return written
 
-
-def _reachable(rules: dict[str, Rule], start: str) -> set[str]:
-    seen, stack = {start}, [start]
-    while stack:
-        for alt in rules[stack.pop()].alternatives:
-            for n in alt.nonterminals():
-                if n not in seen:
-                    seen.add(n)
-                    stack.append(n)
-    return seen

@@ -88,10 +88,6 @@ class Node:
             node = node.children[i]
         return node
 
-    def depth_of(self, path: Path) -> int:
-        """How many non-terminals lie above ``path`` (the root is at 0)."""
-        return len(path)
-
     def replace(self, path: Path, subtree: Union["Node", Leaf]) -> "Node":
         """A new tree with the subtree at ``path`` replaced (structure is shared)."""
         if not path:
@@ -166,5 +162,3 @@ class Node:
         out.append("}")
         return "\n".join(out) + "\n"
 
-
-Tree = Node
