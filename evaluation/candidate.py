@@ -1,0 +1,90 @@
+"""Evaluate one candidate: compile its tree, fit on the learning split, score on validation.
+
+Runs in an isolated child (:mod:`evaluation.isolation`), so an exception, a hang, a
+memory blow-up or a crash becomes a failed result with fitness 0 and a recorded
+reason — never an exception in the search. Non-finite scores are a failure too.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gp.grammar import Grammar
+from gp.tree import Node
+
+from .isolation import OK, Limits, run_isolated
+
+INVALID = "invalid"
+
+
+@dataclass(frozen=True)
+class Split:
+    """A learning/validation split of a multi-label dataset."""
+
+    X_learn: np.ndarray
+    Y_learn: np.ndarray
+    X_valid: np.ndarray
+    Y_valid: np.ndarray
+    categorical_features: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class EvaluationResult:
+    phenotype: str
+    status: str                      # ok | error | timeout | memory | crashed | invalid
+    fitness: float                   # 0.0 unless ok
+    measures: dict = field(default_factory=dict)
+    fit_time: float = 0.0
+    predict_time: float = 0.0
+    wall_time: float = 0.0           # everything, process start and scoring included
+    reason: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+    @property
+    def overhead(self) -> float:
+        """Wall time outside fit and predict: process start, data hand-over, scoring."""
+        return max(self.wall_time - self.fit_time - self.predict_time, 0.0)
+
+
+def _fit_and_score(tree: Node, grammar: Grammar, split: Split, fitness: str, random_state: int) -> dict:
+    from spaces.compiler import compile_tree
+
+    from .metrics import multilabel_measures
+
+    model = compile_tree(tree, grammar, random_state=random_state,
+                         categorical_features=list(split.categorical_features) or None)
+    t0 = time.perf_counter()
+    model.fit(split.X_learn, split.Y_learn)
+    t1 = time.perf_counter()
+    scores = model.predict_proba(split.X_valid)
+    predictions = (scores >= model.thresholds_).astype(np.int8)
+    t2 = time.perf_counter()
+    if not np.all(np.isfinite(scores)):
+        return {"status": INVALID, "reason": "non-finite scores", "fit_time": t1 - t0, "predict_time": t2 - t1}
+    measures = multilabel_measures(split.Y_valid, predictions, scores)
+    value = measures.get(fitness)
+    if value is None or not np.isfinite(value):
+        return {"status": INVALID, "reason": f"fitness {fitness!r} is {value}", "fit_time": t1 - t0,
+                "predict_time": t2 - t1}
+    return {"status": OK, "measures": measures, "fitness": float(value), "fit_time": t1 - t0,
+            "predict_time": t2 - t1}
+
+
+def evaluate_candidate(tree: Node, grammar: Grammar, split: Split, limits: Limits = Limits(),
+                       fitness: str = "fitness", random_state: int = 0) -> EvaluationResult:
+    """Fit ``tree``'s model on the learning part, score it on the validation part, in isolation."""
+    outcome = run_isolated(_fit_and_score, (tree, grammar, split, fitness, random_state), limits)
+    phenotype = tree.phenotype
+    if outcome.status != OK:
+        return EvaluationResult(phenotype, outcome.status, 0.0, wall_time=outcome.wall_time, reason=outcome.reason)
+    r = outcome.value
+    if r["status"] != OK:
+        return EvaluationResult(phenotype, r["status"], 0.0, fit_time=r["fit_time"], predict_time=r["predict_time"],
+                                wall_time=outcome.wall_time, reason=r["reason"])
+    return EvaluationResult(phenotype, OK, r["fitness"], r["measures"], r["fit_time"], r["predict_time"],
+                            outcome.wall_time)

@@ -1,0 +1,170 @@
+"""Run one function in a child process that is killed, not asked, when it overruns.
+
+A candidate pipeline can hang in C code, allocate without bound or crash the
+interpreter; none of that may reach the search. :func:`run_isolated` forks a child
+per call (fork: the data and code are inherited copy-on-write, so nothing is
+pickled on the way in and start-up costs a few milliseconds), and
+
+* the wall-clock limit is enforced by the parent, which kills the child's whole
+  process group with SIGKILL and reaps it (no orphans, no zombies);
+* the memory limit is enforced twice: ``RLIMIT_AS`` in the child (baseline address
+  space + the cap, so large allocations fail fast with ``MemoryError``) and a
+  resident-set watchdog in the parent that kills the group past the cap;
+* BLAS/OpenMP pools in the child are limited to one thread, so parallel workers do
+  not oversubscribe the cores;
+* every way of ending — result, exception, timeout, memory, death by signal — comes
+  back as an :class:`Outcome`; nothing raises into the caller.
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import resource
+import signal
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import psutil
+
+OK, ERROR, TIMEOUT, MEMORY, CRASHED = "ok", "error", "timeout", "memory", "crashed"
+
+_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
+                "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-candidate limits (thesis defaults: 180 s and 2 GB)."""
+
+    timeout: float = 180.0
+    memory_bytes: int = 2 * 1024 ** 3
+    threads: int = 1
+    #: how often the parent samples the child's resident memory
+    poll_interval: float = 0.05
+    #: silence the child's stdout/stderr
+    quiet: bool = True
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: str           # ok | error | timeout | memory | crashed
+    value: Any = None     # the function's return value when ok
+    reason: str = ""      # why it failed, one line (plus a traceback tail for errors)
+    wall_time: float = 0.0
+    peak_rss: int = 0
+
+
+def _child(conn, fn: Callable, args: tuple, limits: Limits) -> None:
+    os.setsid()  # own process group: the parent can kill everything the candidate starts
+    if limits.quiet:  # a candidate's warnings and prints must not garble the search's display
+        import faulthandler
+
+        faulthandler.disable()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+    for var in _THREAD_VARS:
+        os.environ[var] = str(limits.threads)
+    try:
+        vms = psutil.Process().memory_info().vms
+        resource.setrlimit(resource.RLIMIT_AS, (vms + limits.memory_bytes, vms + limits.memory_bytes))
+        from threadpoolctl import threadpool_limits
+
+        from spaces.deadline import set_deadline
+
+        set_deadline(limits.timeout)
+        with threadpool_limits(limits.threads):
+            value = fn(*args)
+        conn.send((OK, value, ""))
+    except MemoryError:
+        conn.send((MEMORY, None, "MemoryError: allocation beyond the memory limit"))
+    except BaseException as exc:  # noqa: BLE001 - everything must come back as a status
+        from spaces.deadline import BudgetExceeded
+
+        if isinstance(exc, BudgetExceeded):
+            conn.send((TIMEOUT, None, "stopped at its deadline"))
+        else:
+            frame = traceback.extract_tb(exc.__traceback__)[-1]
+            where = f"{os.path.basename(frame.filename)}:{frame.lineno} in {frame.name}"
+            conn.send((ERROR, None, f"{type(exc).__name__}: {str(exc)[:400]} (at {where})"))
+    finally:
+        conn.close()
+        os._exit(0)  # skip atexit handlers inherited from the parent
+
+
+def _group_rss(root: psutil.Process) -> int:
+    total = 0
+    try:
+        procs = [root] + root.children(recursive=True)
+    except psutil.Error:
+        return 0
+    for p in procs:
+        try:
+            total += p.memory_info().rss
+        except psutil.Error:
+            pass
+    return total
+
+
+def _kill_group(proc: mp.Process) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.kill()
+    except (OSError, ValueError):
+        pass
+
+
+def run_isolated(fn: Callable, args: tuple = (), limits: Limits = Limits()) -> Outcome:
+    """Call ``fn(*args)`` in a forked child under ``limits``; never raises."""
+    ctx = mp.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    start = time.perf_counter()
+    proc = ctx.Process(target=_child, args=(send, fn, args, limits), daemon=True)
+    proc.start()
+    send.close()
+    status, value, reason, peak = None, None, "", 0
+    try:
+        ps = psutil.Process(proc.pid)
+    except psutil.Error:
+        ps = None
+    deadline = start + limits.timeout
+    try:
+        while True:
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                status, reason = TIMEOUT, f"killed after the {limits.timeout:g} s time limit"
+                break
+            if recv.poll(min(limits.poll_interval, remaining)):
+                try:
+                    status, value, reason = recv.recv()
+                except (EOFError, OSError):
+                    status = None  # died while sending, or without sending
+                break
+            if not proc.is_alive() and not recv.poll(0):
+                break
+            if ps is not None:
+                rss = _group_rss(ps)
+                peak = max(peak, rss)
+                if rss > limits.memory_bytes:
+                    status, reason = MEMORY, f"killed at {rss / 2**20:.0f} MB resident, above the " \
+                                             f"{limits.memory_bytes / 2**20:.0f} MB limit"
+                    break
+    finally:
+        if status != OK or proc.is_alive():
+            _kill_group(proc)
+        proc.join(5)
+        recv.close()
+    if status is None:
+        code = proc.exitcode
+        if code is not None and code < 0:
+            name = signal.Signals(-code).name
+            reason = f"the process died with signal {name}"
+            status = MEMORY if name == "SIGKILL" else CRASHED  # SIGKILL from the OOM killer
+        else:
+            status, reason = CRASHED, f"the process exited with code {code} without a result"
+    return Outcome(status, value, reason, time.perf_counter() - start, peak)

@@ -1,0 +1,129 @@
+"""Compile a derivation tree into a :class:`~spaces.model.MultiLabelModel`.
+
+In pre-order, the algorithm-name terminals of a tree form a chain — meta-MLC → MLC →
+meta-SLC → ASC → SLC (or meta-MLC → ML-BPNN) — in which each algorithm wraps the
+next. Each algorithm's hyper-parameters are the annotated rule nodes under the node
+that holds its name (:class:`~spaces.params.Params`). Annotated nodes that belong to
+no algorithm are global; ``<pred_tshd>`` is the threshold strategy.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gp.grammar import Grammar
+from gp.tree import Leaf, Node
+
+from .model import MultiLabelModel
+from .params import Params
+from .registry import AlgorithmSpec, load_all
+
+THRESHOLD_RULE = "pred_tshd"
+
+
+class MappingError(ValueError):
+    """A tree that cannot be turned into an estimator (unknown terminal, bad nesting)."""
+
+
+@dataclass(frozen=True)
+class Step:
+    spec: AlgorithmSpec
+    params: Params
+
+
+def _rule_location(grammar: Grammar, rule: str) -> str:
+    loc = grammar[rule].location if rule in grammar else None
+    return f"<{rule}> in {loc}" if loc else f"<{rule}> in {grammar.path}"
+
+
+def algorithm_chain(tree: Node, grammar: Grammar, random_state: int = 0) -> tuple[list[Step], dict]:
+    """The algorithms of ``tree`` in pre-order with their params, and the global params."""
+    registry = load_all()
+    steps: list[Step] = []
+    global_values: dict[str, tuple] = {}
+
+    def algorithm_leaf(node: Node) -> str | None:
+        for child in node.children:
+            if isinstance(child, Leaf) and isinstance(child.value, str) and child.value in registry:
+                return child.value
+        return None
+
+    def annotated(node: Node) -> bool:
+        return node.rule in grammar and grammar[node.rule].kind != "alg"
+
+    def collect(node: Node, values: dict, tokens: list) -> None:
+        """Annotated values and terminals under ``node``, not entering nested algorithms."""
+        for child in node.children:
+            if isinstance(child, Leaf):
+                tokens.append(child.value)
+            elif algorithm_leaf(child) is None:
+                if annotated(child):
+                    values[child.rule] = tuple(leaf.value for leaf in child.leaves())
+                collect(child, values, tokens)
+
+    def visit(node: Node) -> None:
+        name = algorithm_leaf(node)
+        if name is not None:
+            values: dict[str, tuple] = {}
+            tokens: list = []
+            collect(node, values, tokens)
+            steps.append(Step(registry[name], Params(name, values, tuple(tokens), random_state,
+                                                     _rule_location(grammar, node.rule))))
+            for child in node.children:  # nested algorithms (none in the shipped grammars)
+                if isinstance(child, Node) and algorithm_leaf(child) is not None:
+                    visit(child)
+            return
+        if annotated(node):
+            global_values[node.rule] = tuple(leaf.value for leaf in node.leaves())
+            for _, sub in node.nodes():
+                if sub is not node and annotated(sub):
+                    global_values[sub.rule] = tuple(leaf.value for leaf in sub.leaves())
+            return
+        for child in node.children:
+            if isinstance(child, Leaf):
+                raise MappingError(
+                    f"terminal {child.text!r} of {_rule_location(grammar, node.rule)} has no estimator: "
+                    f"register it in spaces/ (see spaces/README.md) or annotate the rule as a hyper-parameter")
+            visit(child)
+
+    visit(tree)
+    return steps, global_values
+
+
+def build_estimator(steps: list[Step]):
+    """Assemble the chain innermost-first; returns the outermost estimator."""
+    if not steps:
+        raise MappingError("the tree contains no algorithm")
+    est, produced = None, None
+    for step in reversed(steps):
+        spec = step.spec
+        if spec.base_kind is None:
+            if est is not None:
+                raise MappingError(f"{spec.name} ({spec.kind}) takes no base, but is followed by another algorithm")
+            est = spec.build(step.params)
+        else:
+            if est is None or produced != spec.base_kind:
+                got = "nothing" if est is None else f"a {produced}"
+                raise MappingError(f"{spec.name} ({spec.kind}) needs a {spec.base_kind} base, got {got}")
+            est = spec.build(step.params, est)
+        produced = spec.produces
+    if produced != "mlc":
+        raise MappingError(f"the outermost algorithm {steps[0].spec.name} is single-label; "
+                           "a tree must compile to a multi-label method")
+    return est
+
+
+def threshold_of(global_values: dict) -> str | float:
+    values = global_values.get(THRESHOLD_RULE)
+    if not values:
+        return "PCut1"
+    v = values[0]
+    if isinstance(v, str) and v in ("PCut1", "PCutL"):
+        return v
+    return float(v)
+
+
+def compile_tree(tree: Node, grammar: Grammar, random_state: int = 0,
+                 categorical_features=None) -> MultiLabelModel:
+    """The unfitted model a derivation tree stands for."""
+    steps, global_values = algorithm_chain(tree, grammar, random_state)
+    return MultiLabelModel(build_estimator(steps), threshold_of(global_values), categorical_features)

@@ -1,0 +1,1 @@
+"""Multi-label methods (problem transformation, algorithm adaptation, meta)."""

@@ -1,0 +1,1 @@
+"""Single-label classifiers (the SLC level of the grammars)."""

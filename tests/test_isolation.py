@@ -1,0 +1,92 @@
+"""The isolated runner: every way a candidate can go wrong comes back as a status."""
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import psutil
+import pytest
+
+from evaluation.isolation import CRASHED, ERROR, MEMORY, OK, TIMEOUT, Limits, run_isolated
+
+LIMITS = Limits(timeout=2.0, memory_bytes=400 * 2**20)
+
+
+def double(x):
+    return 2 * x
+
+
+def raises():
+    raise ValueError("bad hyper-parameter")
+
+
+def sleeps_forever():
+    while True:
+        time.sleep(10)
+
+
+def allocates_gradually():
+    chunks = []
+    while True:
+        chunks.append(np.ones(20 * 2**20 // 8))  # 20 MB at a time, touched
+        time.sleep(0.01)
+
+
+def allocates_at_once():
+    return float(np.ones(4 * 2**30 // 8).sum())
+
+
+def aborts():
+    os.abort()
+
+
+def spawns_a_sleeping_grandchild():
+    import subprocess
+
+    subprocess.Popen(["sleep", "60"])
+    time.sleep(60)
+
+
+def thread_count():
+    from threadpoolctl import threadpool_info
+
+    return max(p["num_threads"] for p in threadpool_info()), os.environ.get("OMP_NUM_THREADS")
+
+
+def no_leftovers():
+    me = psutil.Process()
+    return [c for c in me.children(recursive=True) if c.status() != psutil.STATUS_ZOMBIE], \
+        [c for c in me.children(recursive=True) if c.status() == psutil.STATUS_ZOMBIE]
+
+
+@pytest.mark.parametrize("fn, status, fragment", [
+    (raises, ERROR, "ValueError: bad hyper-parameter"),
+    (sleeps_forever, TIMEOUT, "time limit"),
+    (allocates_gradually, MEMORY, "MB"),
+    (allocates_at_once, MEMORY, "MemoryError"),
+    (aborts, CRASHED, "SIGABRT"),
+    (spawns_a_sleeping_grandchild, TIMEOUT, "time limit"),
+])
+def test_failures_come_back_as_statuses_within_the_limit(fn, status, fragment):
+    t0 = time.perf_counter()
+    outcome = run_isolated(fn, (), LIMITS)
+    elapsed = time.perf_counter() - t0
+    assert outcome.status == status, outcome
+    assert fragment in outcome.reason
+    assert elapsed <= LIMITS.timeout + 2.0
+    alive, zombies = no_leftovers()
+    assert not alive and not zombies, (alive, zombies)
+
+
+def test_result_and_low_overhead():
+    assert run_isolated(double, (21,), LIMITS).value == 42
+    t0 = time.perf_counter()
+    for _ in range(10):
+        assert run_isolated(double, (1,), LIMITS).status == OK
+    assert (time.perf_counter() - t0) / 10 < 0.25  # generous: the benchmark measures the real figure
+
+
+def test_thread_pools_are_limited_to_one():
+    outcome = run_isolated(thread_count, (), LIMITS)
+    assert outcome.value == (1, "1")
