@@ -48,13 +48,13 @@ def _add_dataset_args(p: argparse.ArgumentParser) -> None:
 
 def _dataset_meta(args):
     from evaluation import default_data
-    from evaluation.metadata import read_meta
+    from evaluation.data import load_dataset
     from gp.binding import DatasetMeta
 
     if args.data and (args.labels or args.features):
         raise UsageError("give either --data or --labels/--features, not both")
     if args.data:
-        return read_meta(args.data), args.data
+        return load_dataset(args.data).meta, args.data
     if args.labels or args.features:
         if not (args.labels and args.features):
             raise UsageError("--labels and --features go together")

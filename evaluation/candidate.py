@@ -77,7 +77,13 @@ def _fit_and_score(tree: Node, grammar: Grammar, split: Split, fitness: str, ran
 
 def evaluate_candidate(tree: Node, grammar: Grammar, split: Split, limits: Limits = Limits(),
                        fitness: str = "fitness", random_state: int = 0) -> EvaluationResult:
-    """Fit ``tree``'s model on the learning part, score it on the validation part, in isolation."""
+    """Fit ``tree``'s model on the learning part, score it on the validation part, in isolation.
+
+    An unknown ``fitness`` name raises ValueError here, before any child is started.
+    """
+    from .metrics import get_fitness
+
+    get_fitness(fitness)
     outcome = run_isolated(_fit_and_score, (tree, grammar, split, fitness, random_state), limits)
     phenotype = tree.phenotype
     if outcome.status != OK:
@@ -88,3 +94,15 @@ def evaluate_candidate(tree: Node, grammar: Grammar, split: Split, limits: Limit
                                 wall_time=outcome.wall_time, reason=r["reason"])
     return EvaluationResult(phenotype, OK, r["fitness"], r["measures"], r["fit_time"], r["predict_time"],
                             outcome.wall_time)
+
+
+def evaluate_all(trees: list[Node], grammar: Grammar, split: Split, limits: Limits = Limits(),
+                 fitness: str = "fitness", workers: int = 1, random_state: int = 0) -> list[EvaluationResult]:
+    """Evaluate several candidates, ``workers`` isolated children at a time, in input order."""
+    if workers <= 1:
+        return [evaluate_candidate(t, grammar, split, limits, fitness, random_state) for t in trees]
+    from concurrent.futures import ThreadPoolExecutor
+
+    # Threads only wait on their child processes; the work happens in the forked children.
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(lambda t: evaluate_candidate(t, grammar, split, limits, fitness, random_state), trees))

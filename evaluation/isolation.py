@@ -151,8 +151,8 @@ def run_isolated(fn: Callable, args: tuple = (), limits: Limits = Limits()) -> O
                 rss = _group_rss(ps)
                 peak = max(peak, rss)
                 if rss > limits.memory_bytes:
-                    status, reason = MEMORY, f"killed at {rss / 2**20:.0f} MB resident, above the " \
-                                             f"{limits.memory_bytes / 2**20:.0f} MB limit"
+                    status, reason = MEMORY, f"killed at {rss / 2**20:.0f} MB resident memory, above the " \
+                                             f"{limits.memory_bytes / 2**20:.0f} MB memory limit"
                     break
     finally:
         if status != OK or proc.is_alive():

@@ -50,27 +50,38 @@ def algorithm_chain(tree: Node, grammar: Grammar, random_state: int = 0) -> tupl
     def annotated(node: Node) -> bool:
         return node.rule in grammar and grammar[node.rule].kind != "alg"
 
-    def collect(node: Node, values: dict, tokens: list) -> None:
-        """Annotated values and terminals under ``node``, not entering nested algorithms."""
+    def unknown(leaf: Leaf, node: Node) -> MappingError:
+        return MappingError(
+            f"terminal {leaf.text!r} of {_rule_location(grammar, node.rule)} has no estimator: "
+            f"register it in spaces/ (see spaces/README.md) or annotate the rule as a hyper-parameter")
+
+    def collect(node: Node, values: dict, tokens: list, nested: list, inside_value: bool) -> None:
+        """Values and terminals under ``node``; nested algorithm nodes go to ``nested``."""
         for child in node.children:
             if isinstance(child, Leaf):
                 tokens.append(child.value)
-            elif algorithm_leaf(child) is None:
-                if annotated(child):
-                    values[child.rule] = tuple(leaf.value for leaf in child.leaves())
-                collect(child, values, tokens)
+            elif not inside_value and algorithm_leaf(child) is not None:
+                nested.append(child)
+            elif inside_value or annotated(child):
+                values[child.rule] = tuple(leaf.value for leaf in child.leaves())
+                collect(child, values, tokens, nested, True)
+            else:  # structural node inside an algorithm: its own terminals must be algorithms
+                for leaf in child.children:
+                    if isinstance(leaf, Leaf):
+                        raise unknown(leaf, child)
+                collect(child, values, tokens, nested, False)
 
     def visit(node: Node) -> None:
         name = algorithm_leaf(node)
         if name is not None:
             values: dict[str, tuple] = {}
             tokens: list = []
-            collect(node, values, tokens)
+            nested: list[Node] = []
+            collect(node, values, tokens, nested, False)
             steps.append(Step(registry[name], Params(name, values, tuple(tokens), random_state,
                                                      _rule_location(grammar, node.rule))))
-            for child in node.children:  # nested algorithms (none in the shipped grammars)
-                if isinstance(child, Node) and algorithm_leaf(child) is not None:
-                    visit(child)
+            for sub in nested:
+                visit(sub)
             return
         if annotated(node):
             global_values[node.rule] = tuple(leaf.value for leaf in node.leaves())
@@ -80,9 +91,7 @@ def algorithm_chain(tree: Node, grammar: Grammar, random_state: int = 0) -> tupl
             return
         for child in node.children:
             if isinstance(child, Leaf):
-                raise MappingError(
-                    f"terminal {child.text!r} of {_rule_location(grammar, node.rule)} has no estimator: "
-                    f"register it in spaces/ (see spaces/README.md) or annotate the rule as a hyper-parameter")
+                raise unknown(child, node)
             visit(child)
 
     visit(tree)

@@ -28,7 +28,7 @@ def make_preprocessor(n_features: int, categorical_features) -> ColumnTransforme
     if cat:
         parts.append(("nominal", make_pipeline(
             SimpleImputer(strategy="most_frequent", keep_empty_features=True),
-            OneHotEncoder(handle_unknown="ignore", sparse_output=False)), cat))
+            OneHotEncoder(handle_unknown="ignore", drop="if_binary", sparse_output=False)), cat))
     return ColumnTransformer(parts, remainder="drop", sparse_threshold=0.0)
 
 

@@ -1,8 +1,14 @@
 """Shared fixtures: the shipped grammars, and the ../shared datasets when present."""
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
+
+# One BLAS/OpenMP thread, as in the evaluation workers: on 2 cores, threaded BLAS inside
+# small fits is 10-50x slower once several processes compete.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
 import pytest
 

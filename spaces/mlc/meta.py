@@ -81,28 +81,27 @@ class BaggingML(_Ensemble):
         return rows, counts[rows].astype(float), np.arange(m)
 
 
-class BaggingMLDup(_Ensemble):
+class _PercentEnsemble(_Ensemble):
+    """Members trained on ``bag_percent`` % of the rows."""
+
     def __init__(self, base=None, bag_percent=67, iterations=10, random_state=0):
         self.base = base
         self.bag_percent = bag_percent
         self.iterations = iterations
         self.random_state = random_state
 
+    def _size(self, n: int) -> int:
+        return max(1, int(n * self.bag_percent / 100))
+
+
+class BaggingMLDup(_PercentEnsemble):
     def _samples(self, n, m, rng):
-        size = max(1, int(n * self.bag_percent / 100))
-        return rng.integers(0, n, size=size), None, np.arange(m)
+        return rng.integers(0, n, size=self._size(n)), None, np.arange(m)  # with replacement
 
 
-class EnsembleML(_Ensemble):
-    def __init__(self, base=None, bag_percent=67, iterations=10, random_state=0):
-        self.base = base
-        self.bag_percent = bag_percent
-        self.iterations = iterations
-        self.random_state = random_state
-
+class EnsembleML(_PercentEnsemble):
     def _samples(self, n, m, rng):
-        size = max(1, int(n * self.bag_percent / 100))
-        return np.sort(rng.permutation(n)[:size]), None, np.arange(m)
+        return np.sort(rng.permutation(n)[:self._size(n)]), None, np.arange(m)  # without
 
 
 class RSML(_Ensemble):

@@ -1,0 +1,367 @@
+"""Evaluation measures and the fitness registry.
+
+Why: the search compares candidates by one number, Auto-MEKA's fitness (thesis Eq. 5.1)
+
+    fitness = [EM + (1 − HL) + FM + (1 − RL)] / 4,
+
+computed on the validation split, and reports the four measures (and others) on test
+data. Definitions follow thesis Ch. 3 §3.2 and ``shared/notes/methods.md`` §2, with
+MEKA's conventions where the thesis leaves a case open; scikit-learn computes every
+measure whose convention matches:
+
+======================  ==========================================  =====================================
+measure                 definition                                  implementation / convention
+======================  ==========================================  =====================================
+exact_match (EM)        Eq. 3.1, share of rows with Z = Y           ``accuracy_score`` (subset accuracy)
+hamming_loss (HL)       Eq. 3.2 divided by q (the thesis's "/n" is  ``hamming_loss``
+                        a typo)
+f1_macro (FM)           Eqs. 3.10–3.11, per-label F1 averaged       ``f1_score(average="macro",
+                                                                    zero_division=0)``: a label with TP = 0
+                                                                    scores 0, even if never present nor
+                                                                    predicted (MEKA ``P_FmacroAvgL``)
+ranking_loss (RL)       Eq. 3.13 on the scores                      ``label_ranking_loss``: a tied
+                                                                    (relevant, irrelevant) pair counts as
+                                                                    mis-ordered (decision 8); rows with
+                                                                    no or all labels count 0
+f1_example              Eq. 3.6, per-row F1 averaged                ``f1_score(average="samples",
+                                                                    zero_division=0)``: an empty Y and
+                                                                    empty Z scores 0 (MEKA ``F1``)
+f1_micro                Eq. 3.12 with F1                            ``f1_score(average="micro",
+                                                                    zero_division=0)``
+jaccard                 Eq. 3.3, example-based accuracy |Z∩Y|/|Z∪Y| ``jaccard_score(average="samples",
+                                                                    zero_division=1)``: empty Y and Z
+                                                                    scores 1 (MEKA ``P_Accuracy``)
+one_error               share of rows whose top-scored label is     numpy; the first maximum wins ties
+                        irrelevant                                  and a row with no labels is an error
+                                                                    (MEKA ``L_OneError``)
+coverage                Eq. 3.14, mean (worst rank of a relevant    numpy = ``coverage_error`` − 1; ties
+                        label) − 1                                  count pessimistically; rows with no
+                                                                    labels count 0
+average_precision       Eq. 3.15                                    ``label_ranking_average_precision_
+                                                                    score``: ties pessimistic, a row with
+                                                                    no labels scores 1 (MEKA agrees)
+======================  ==========================================  =====================================
+
+Single-label tasks (PBIL-Auto-Ens, paper 000 §5.3): ``error_rate`` = misclassified /
+total; ``macro_precision`` and ``macro_recall`` = per-class precision and recall,
+each class in turn positive, averaged over classes (a class never predicted has
+precision 0); ``macro_f_measure`` = 2·P·R / (P + R) of those *averaged* P and R, which
+is not scikit-learn's ``f1_score(average="macro")``.
+
+**The fitness registry.** :data:`FITNESS` maps a name to a :class:`Fitness`, a
+callable ``(Y_true, Y_pred, scores) -> float``. **Every registered fitness is
+maximised and lies in [0, 1]**, so a failed candidate's fitness 0 is always the worst
+(thesis §6.1.2); losses are registered in their complemented form
+(``hamming_score`` = 1 − HL, ``ranking_score`` = 1 − RL, ``one_error_score``,
+``coverage_score`` = 1 − coverage / (q − 1)). :func:`get_fitness` raises a
+``ValueError`` listing the known names. :func:`multilabel_measures` returns every
+measure (losses as losses) together with every multi-label fitness, so
+``measures[name]`` works for any registered multi-label fitness name.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+from sklearn.metrics import (
+    accuracy_score,
+    f1_score,
+    hamming_loss as _sk_hamming_loss,
+    jaccard_score,
+    label_ranking_average_precision_score,
+    label_ranking_loss,
+    precision_score,
+    recall_score,
+)
+
+__all__ = [
+    "FITNESS", "Fitness", "MAXIMISE", "average_precision", "coverage", "error_rate", "exact_match", "f1_example",
+    "f1_macro", "f1_micro", "fitness", "fitness_names", "get_fitness", "hamming_loss", "jaccard",
+    "macro_f_measure", "macro_precision", "macro_recall", "multilabel_measures", "one_error", "ranking_loss",
+    "singlelabel_measures",
+]
+
+#: Direction of every registered fitness: larger is better.
+MAXIMISE = True
+
+
+# --------------------------------------------------------------------------------------------
+# Input checks
+# --------------------------------------------------------------------------------------------
+
+def _matrix(a: Any, what: str) -> np.ndarray:
+    if hasattr(a, "toarray"):
+        a = a.toarray()
+    arr = np.asarray(a)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        raise ValueError(f"{what} must be a 2-D (n_instances × n_labels) array, got shape {arr.shape}")
+    return arr
+
+
+def _binary(a: Any, what: str) -> np.ndarray:
+    arr = _matrix(a, what)
+    if arr.size and not np.isin(arr, (0, 1)).all():
+        raise ValueError(f"{what} must contain only 0 and 1")
+    return arr.astype(np.int8)
+
+
+def _pair(Y_true: Any, Y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
+    Y, Z = _binary(Y_true, "Y_true"), _binary(Y_pred, "Y_pred")
+    if Y.shape != Z.shape:
+        raise ValueError(f"Y_true {Y.shape} and Y_pred {Z.shape} differ in shape")
+    if Y.shape[0] == 0:
+        raise ValueError("no instances to evaluate")
+    return Y, Z
+
+
+def _ranked(Y_true: Any, scores: Any) -> tuple[np.ndarray, np.ndarray]:
+    Y = _binary(Y_true, "Y_true")
+    S = _matrix(scores, "scores").astype(np.float64)
+    if Y.shape != S.shape:
+        raise ValueError(f"Y_true {Y.shape} and scores {S.shape} differ in shape")
+    if Y.shape[0] == 0:
+        raise ValueError("no instances to evaluate")
+    if not np.all(np.isfinite(S)):
+        raise ValueError("scores must be finite")
+    return Y, S
+
+
+# --------------------------------------------------------------------------------------------
+# Multi-label measures
+# --------------------------------------------------------------------------------------------
+
+def exact_match(Y_true: Any, Y_pred: Any) -> float:
+    """Eq. 3.1: share of instances whose predicted label set equals the true one (higher is better)."""
+    Y, Z = _pair(Y_true, Y_pred)
+    return float(np.mean(Y[:, 0] == Z[:, 0])) if Y.shape[1] == 1 else float(accuracy_score(Y, Z))
+
+
+def hamming_loss(Y_true: Any, Y_pred: Any) -> float:
+    """Eq. 3.2 (divided by q): share of wrong instance–label pairs (lower is better)."""
+    Y, Z = _pair(Y_true, Y_pred)
+    return float(np.mean(Y != Z)) if Y.shape[1] == 1 else float(_sk_hamming_loss(Y, Z))
+
+
+def f1_macro(Y_true: Any, Y_pred: Any) -> float:
+    """Eqs. 3.10–3.11: per-label F1 averaged over labels; TP = 0 gives 0 (MEKA). Higher is better."""
+    Y, Z = _pair(Y_true, Y_pred)
+    if Y.shape[1] == 1:                    # scikit-learn would read one column as a 2-class problem
+        return float(f1_score(Y[:, 0], Z[:, 0], average="binary", zero_division=0))
+    return float(f1_score(Y, Z, average="macro", zero_division=0))
+
+
+def f1_micro(Y_true: Any, Y_pred: Any) -> float:
+    """Eq. 3.12: F1 of the pooled TP/FP/FN counts; 0 when nothing is true or predicted. Higher is better."""
+    Y, Z = _pair(Y_true, Y_pred)
+    if Y.shape[1] == 1:
+        return float(f1_score(Y[:, 0], Z[:, 0], average="binary", zero_division=0))
+    return float(f1_score(Y, Z, average="micro", zero_division=0))
+
+
+def f1_example(Y_true: Any, Y_pred: Any) -> float:
+    """Eq. 3.6: per-instance F1 averaged; an instance with empty Y and Z scores 0 (MEKA). Higher is better."""
+    Y, Z = _pair(Y_true, Y_pred)
+    if Y.shape[1] == 1:                    # per row: 1 if both positive, else 0
+        return float(np.mean((Y[:, 0] == 1) & (Z[:, 0] == 1)))
+    return float(f1_score(Y, Z, average="samples", zero_division=0))
+
+
+def jaccard(Y_true: Any, Y_pred: Any) -> float:
+    """Eq. 3.3, example-based accuracy |Z∩Y|/|Z∪Y|; empty Y and Z score 1 (MEKA). Higher is better."""
+    Y, Z = _pair(Y_true, Y_pred)
+    if Y.shape[1] == 1:                    # per row: 1 if equal (both empty counts 1), else 0
+        return float(np.mean(Y[:, 0] == Z[:, 0]))
+    return float(jaccard_score(Y, Z, average="samples", zero_division=1))
+
+
+def ranking_loss(Y_true: Any, scores: Any) -> float:
+    """Eq. 3.13 on the scores; tied pairs count as mis-ordered (decision 8). Lower is better."""
+    Y, S = _ranked(Y_true, scores)
+    if Y.shape[1] == 1:                    # one label: no (relevant, irrelevant) pair in any row
+        return 0.0
+    return float(label_ranking_loss(Y, S))
+
+
+def one_error(Y_true: Any, scores: Any) -> float:
+    """Share of instances whose top-scored label (first maximum) is not relevant (MEKA). Lower is better."""
+    Y, S = _ranked(Y_true, scores)
+    top = np.argmax(S, axis=1)
+    return float(np.mean(Y[np.arange(len(Y)), top] == 0))
+
+
+def coverage(Y_true: Any, scores: Any) -> float:
+    """Eq. 3.14: how far down the ranking, on average, to cover every relevant label, minus 1.
+
+    Ties are pessimistic (a label's rank counts every label scored at least as high), as
+    in ``sklearn.metrics.coverage_error``, which this equals minus 1; instances with no
+    relevant label count 0. Range [0, q − 1]; lower is better.
+    """
+    Y, S = _ranked(Y_true, scores)
+    relevant = Y.astype(bool)
+    lowest_relevant = np.where(relevant, S, np.inf).min(axis=1)
+    worst_rank = (S >= lowest_relevant[:, None]).sum(axis=1)
+    return float(np.mean(np.where(relevant.any(axis=1), worst_rank - 1, 0)))
+
+
+def average_precision(Y_true: Any, scores: Any) -> float:
+    """Eq. 3.15 (label-ranking average precision); no relevant label scores 1. Higher is better."""
+    Y, S = _ranked(Y_true, scores)
+    if Y.shape[1] == 1:                    # one label: ranked first whenever relevant
+        return 1.0
+    return float(label_ranking_average_precision_score(Y, S))
+
+
+def fitness(Y_true: Any, Y_pred: Any, scores: Any) -> float:
+    """Eq. 5.1: [EM + (1 − HL) + FM + (1 − RL)] / 4, in [0, 1], maximised."""
+    return (exact_match(Y_true, Y_pred) + (1.0 - hamming_loss(Y_true, Y_pred)) + f1_macro(Y_true, Y_pred)
+            + (1.0 - ranking_loss(Y_true, scores))) / 4.0
+
+
+# --------------------------------------------------------------------------------------------
+# Single-label measures (paper 000 §5.3)
+# --------------------------------------------------------------------------------------------
+
+def _vector(a: Any, what: str) -> np.ndarray:
+    arr = np.asarray(a)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(f"{what} must be a 1-D vector of class labels, got shape {arr.shape}")
+    return arr
+
+
+def _classes(y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
+    t, p = _vector(y_true, "y_true"), _vector(y_pred, "y_pred")
+    if t.shape != p.shape:
+        raise ValueError(f"y_true {t.shape} and y_pred {p.shape} differ in shape")
+    if t.size == 0:
+        raise ValueError("no instances to evaluate")
+    return t, p
+
+
+def error_rate(y_true: Any, y_pred: Any) -> float:
+    """Misclassified instances / all instances. Lower is better."""
+    t, p = _classes(y_true, y_pred)
+    return float(1.0 - accuracy_score(t, p))
+
+
+def macro_precision(y_true: Any, y_pred: Any, labels: Sequence[Any] | None = None) -> float:
+    """Per-class precision (each class in turn positive) averaged over ``labels``
+    (default: every class in y_true or y_pred); a never-predicted class has precision 0."""
+    t, p = _classes(y_true, y_pred)
+    return float(precision_score(t, p, labels=labels, average="macro", zero_division=0))
+
+
+def macro_recall(y_true: Any, y_pred: Any, labels: Sequence[Any] | None = None) -> float:
+    """Per-class recall averaged over ``labels`` (default: every class in y_true or y_pred)."""
+    t, p = _classes(y_true, y_pred)
+    return float(recall_score(t, p, labels=labels, average="macro", zero_division=0))
+
+
+def macro_f_measure(y_true: Any, y_pred: Any, labels: Sequence[Any] | None = None) -> float:
+    """2·P·R / (P + R) of the macro-averaged precision P and recall R (paper 000 §5.3); 0 if both are 0."""
+    prec, rec = macro_precision(y_true, y_pred, labels), macro_recall(y_true, y_pred, labels)
+    return 0.0 if prec + rec == 0 else 2.0 * prec * rec / (prec + rec)
+
+
+def singlelabel_measures(y_true: Any, y_pred: Any, labels: Sequence[Any] | None = None) -> dict[str, float]:
+    """Every single-label measure, plus the single-label fitnesses ``accuracy`` and ``macro_f_measure``."""
+    err = error_rate(y_true, y_pred)
+    prec, rec = macro_precision(y_true, y_pred, labels), macro_recall(y_true, y_pred, labels)
+    return {"error_rate": err, "accuracy": 1.0 - err, "macro_precision": prec, "macro_recall": rec,
+            "macro_f_measure": 0.0 if prec + rec == 0 else 2.0 * prec * rec / (prec + rec)}
+
+
+# --------------------------------------------------------------------------------------------
+# The fitness registry
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Fitness:
+    """A named fitness: ``fitness(Y_true, Y_pred, scores) -> float`` in [0, 1], maximised."""
+
+    name: str
+    function: Callable[[Any, Any, Any], float]
+    description: str
+    task: str                  # "multilabel" or "singlelabel"
+    uses_scores: bool
+    greater_is_better: bool = True
+
+    def __call__(self, Y_true: Any, Y_pred: Any, scores: Any = None) -> float:
+        if self.uses_scores and scores is None:
+            raise ValueError(f"fitness {self.name!r} needs the label scores (confidences), not only predictions")
+        return float(self.function(Y_true, Y_pred, scores))
+
+
+def _q(Y: Any) -> int:
+    return _matrix(Y, "Y_true").shape[1]
+
+
+_REGISTRY = [
+    Fitness("fitness", fitness, "Auto-MEKA Eq. 5.1: [EM + (1-HL) + FM + (1-RL)] / 4", "multilabel", True),
+    Fitness("exact_match", lambda Y, Z, S: exact_match(Y, Z), "exact match (subset accuracy)", "multilabel", False),
+    Fitness("hamming_score", lambda Y, Z, S: 1.0 - hamming_loss(Y, Z), "1 - Hamming loss", "multilabel", False),
+    Fitness("f1_macro", lambda Y, Z, S: f1_macro(Y, Z), "F1 macro-averaged by label", "multilabel", False),
+    Fitness("f1_micro", lambda Y, Z, S: f1_micro(Y, Z), "F1 micro-averaged", "multilabel", False),
+    Fitness("f1_example", lambda Y, Z, S: f1_example(Y, Z), "F1 averaged by example", "multilabel", False),
+    Fitness("jaccard", lambda Y, Z, S: jaccard(Y, Z), "example-based accuracy (Jaccard index)", "multilabel", False),
+    Fitness("ranking_score", lambda Y, Z, S: 1.0 - ranking_loss(Y, S), "1 - ranking loss", "multilabel", True),
+    Fitness("one_error_score", lambda Y, Z, S: 1.0 - one_error(Y, S), "1 - one-error", "multilabel", True),
+    Fitness("coverage_score", lambda Y, Z, S: 1.0 - coverage(Y, S) / max(_q(Y) - 1, 1),
+            "1 - coverage / (q - 1)", "multilabel", True),
+    Fitness("average_precision", lambda Y, Z, S: average_precision(Y, S), "average precision (ranking)",
+            "multilabel", True),
+    Fitness("accuracy", lambda y, z, s: 1.0 - error_rate(y, z), "single-label: 1 - error rate", "singlelabel", False),
+    Fitness("macro_f_measure", lambda y, z, s: macro_f_measure(y, z),
+            "single-label: F of macro precision and macro recall", "singlelabel", False),
+]
+
+#: name → :class:`Fitness`; every entry is maximised and lies in [0, 1].
+FITNESS: Mapping[str, Fitness] = MappingProxyType({f.name: f for f in _REGISTRY})
+
+
+def fitness_names(task: str | None = None) -> tuple[str, ...]:
+    """The registered fitness names, optionally only those for ``"multilabel"`` or ``"singlelabel"``."""
+    return tuple(n for n, f in FITNESS.items() if task is None or f.task == task)
+
+
+def get_fitness(name: str) -> Fitness:
+    """The registered fitness called ``name``; a ValueError listing the known names otherwise."""
+    try:
+        return FITNESS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown fitness {name!r}; known (all maximised): {', '.join(FITNESS)}") from None
+
+
+def multilabel_measures(Y_true: Any, Y_pred: Any, scores: Any = None) -> dict[str, float]:
+    """Every multi-label measure (losses as losses) and every multi-label fitness, by name.
+
+    ``scores`` are the per-label confidences the predictions were thresholded from; without
+    them the ranking measures use ``Y_pred`` itself as the scores (ties then abound, and
+    count against ranking loss).
+    """
+    Y, Z = _pair(Y_true, Y_pred)
+    S = Z.astype(np.float64) if scores is None else scores
+    out = {
+        "exact_match": exact_match(Y, Z),
+        "hamming_loss": hamming_loss(Y, Z),
+        "f1_macro": f1_macro(Y, Z),
+        "ranking_loss": ranking_loss(Y, S),
+        "f1_micro": f1_micro(Y, Z),
+        "f1_example": f1_example(Y, Z),
+        "jaccard": jaccard(Y, Z),
+        "one_error": one_error(Y, S),
+        "coverage": coverage(Y, S),
+        "average_precision": average_precision(Y, S),
+    }
+    out["fitness"] = (out["exact_match"] + 1.0 - out["hamming_loss"] + out["f1_macro"] + 1.0 - out["ranking_loss"]) / 4
+    out["hamming_score"] = 1.0 - out["hamming_loss"]
+    out["ranking_score"] = 1.0 - out["ranking_loss"]
+    out["one_error_score"] = 1.0 - out["one_error"]
+    out["coverage_score"] = 1.0 - out["coverage"] / max(Y.shape[1] - 1, 1)
+    return out

@@ -1,0 +1,71 @@
+"""Single-label meta-classifiers of the Large space (grammar Box 5.4 and the ``ASC <sm>`` wrapper).
+
+Each builder reads its hyper-parameters by the grammar's rule names (defaults = the ``#@``
+annotations, i.e. Appendix A) and wraps the unfitted base SLC it is given. The estimators live
+in one module per concept:
+
+* ``ASC``             → :class:`AttributeSelectedClassifier` (``_meta_asc``, CFS in ``_cfs``)
+* ``AdaBoostM1``      → :class:`AdaBoostM1` (``_meta_boost``)
+* ``Bagging``         → :class:`Bagging` (``_meta_ensemble``)
+* ``RandomCommittee`` → :class:`RandomCommittee` (``_meta_ensemble``)
+* ``RandomSubSpace``  → :class:`RandomSubSpace` (``_meta_ensemble``)
+* ``LWL``             → :class:`LocallyWeightedLearning` (``_meta_lwl``)
+
+All of them fit their base through :func:`spaces.slc.base.fit_slc` (constant targets, weights
+for learners without ``sample_weight``), accept ``sample_weight`` themselves, and derive every
+member seed from ``p.random_state``.
+"""
+from __future__ import annotations
+
+from spaces.params import Params
+from spaces.registry import register
+
+from ._meta_asc import AttributeSelectedClassifier
+from ._meta_boost import AdaBoostM1
+from ._meta_ensemble import Bagging, RandomCommittee, RandomSubSpace
+from ._meta_lwl import LocallyWeightedLearning
+
+__all__ = ["AttributeSelectedClassifier", "AdaBoostM1", "Bagging", "RandomCommittee",
+           "RandomSubSpace", "LocallyWeightedLearning"]
+
+
+@register("ASC", kind="meta-slc")
+def attribute_selected_classifier(p: Params, base):
+    """ASC: CfsSubsetEval merit searched by <sm> (BestFirst | GreedyStepwise), then the base on the kept attributes."""
+    return AttributeSelectedClassifier(base, search=p.cat("sm", "BestFirst"), random_state=p.random_state)
+
+
+@register("AdaBoostM1", kind="meta-slc")
+def adaboost_m1(p: Params, base):
+    """AdaBoostM1: <ni_ada> rounds, weight threshold <wt>% (100 = no trimming), <ur> = resampling (SAMME for K>2)."""
+    return AdaBoostM1(base, n_estimators=p.int("ni_ada", 10), weight_threshold=p.int("wt", 100),
+                      use_resampling=p.flag("ur"), random_state=p.random_state)
+
+
+@register("Bagging", kind="meta-slc")
+def bagging(p: Params, base):
+    """Bagging: <ni_bagging> bags of <bsp_bagging>% of the rows ('100 coob': full bags + out-of-bag error)."""
+    oob = p.has("coob")
+    percent = 100 if oob else p.int("bsp_bagging", 100)
+    return Bagging(base, n_estimators=p.int("ni_bagging", 10), bag_size_percent=percent,
+                   oob_score=oob, random_state=p.random_state)
+
+
+@register("RandomCommittee", kind="meta-slc")
+def random_committee(p: Params, base):
+    """RandomCommittee: <ni_rc> differently seeded copies of the base on all rows, probabilities averaged."""
+    return RandomCommittee(base, n_estimators=p.int("ni_rc", 10), random_state=p.random_state)
+
+
+@register("RandomSubSpace", kind="meta-slc")
+def random_subspace(p: Params, base):
+    """RandomSubSpace: <ni_rss> members on random attribute subsets of fraction <sss>, probabilities averaged."""
+    return RandomSubSpace(base, n_estimators=p.int("ni_rss", 10), subspace_size=p.real("sss", 0.5),
+                          random_state=p.random_state)
+
+
+@register("LWL", kind="meta-slc")
+def locally_weighted_learning(p: Params, base):
+    """LWL: a kernel-weighted base fit per test row; <k_lwl> neighbours (-1 = all), kernel <wk> (EMPTY = linear)."""
+    return LocallyWeightedLearning(base, n_neighbors=p.int("k_lwl", -1), kernel=int(float(p.cat("wk", "0"))),
+                                   random_state=p.random_state)
