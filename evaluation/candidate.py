@@ -13,8 +13,11 @@ import numpy as np
 
 from gp.grammar import Grammar
 from gp.tree import Node
+from spaces.compiler import compile_tree
+from spaces.registry import load_all
 
 from .isolation import OK, Limits, run_isolated
+from .metrics import get_fitness, multilabel_measures
 
 INVALID = "invalid"
 
@@ -52,10 +55,6 @@ class EvaluationResult:
 
 
 def _fit_and_score(tree: Node, grammar: Grammar, split: Split, fitness: str, random_state: int) -> dict:
-    from spaces.compiler import compile_tree
-
-    from .metrics import multilabel_measures
-
     model = compile_tree(tree, grammar, random_state=random_state,
                          categorical_features=list(split.categorical_features) or None)
     t0 = time.perf_counter()
@@ -81,9 +80,8 @@ def evaluate_candidate(tree: Node, grammar: Grammar, split: Split, limits: Limit
 
     An unknown ``fitness`` name raises ValueError here, before any child is started.
     """
-    from .metrics import get_fitness
-
     get_fitness(fitness)
+    load_all()  # import every algorithm module here, once, so forked children inherit them
     outcome = run_isolated(_fit_and_score, (tree, grammar, split, fitness, random_state), limits)
     phenotype = tree.phenotype
     if outcome.status != OK:

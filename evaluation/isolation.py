@@ -27,6 +27,9 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import psutil
+from threadpoolctl import ThreadpoolController
+
+from spaces.deadline import BudgetExceeded, set_deadline
 
 OK, ERROR, TIMEOUT, MEMORY, CRASHED = "ok", "error", "timeout", "memory", "crashed"
 
@@ -56,6 +59,17 @@ class Outcome:
     peak_rss: int = 0
 
 
+_CONTROLLER: ThreadpoolController | None = None
+
+
+def _thread_pools() -> ThreadpoolController:
+    """The BLAS/OpenMP pools, found once in the parent so that children need not search."""
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER
+
+
 def _child(conn, fn: Callable, args: tuple, limits: Limits) -> None:
     os.setsid()  # own process group: the parent can kill everything the candidate starts
     if limits.quiet:  # a candidate's warnings and prints must not garble the search's display
@@ -70,19 +84,13 @@ def _child(conn, fn: Callable, args: tuple, limits: Limits) -> None:
     try:
         vms = psutil.Process().memory_info().vms
         resource.setrlimit(resource.RLIMIT_AS, (vms + limits.memory_bytes, vms + limits.memory_bytes))
-        from threadpoolctl import threadpool_limits
-
-        from spaces.deadline import set_deadline
-
         set_deadline(limits.timeout)
-        with threadpool_limits(limits.threads):
+        with _thread_pools().limit(limits=limits.threads):
             value = fn(*args)
         conn.send((OK, value, ""))
     except MemoryError:
         conn.send((MEMORY, None, "MemoryError: allocation beyond the memory limit"))
     except BaseException as exc:  # noqa: BLE001 - everything must come back as a status
-        from spaces.deadline import BudgetExceeded
-
         if isinstance(exc, BudgetExceeded):
             conn.send((TIMEOUT, None, "stopped at its deadline"))
         else:
@@ -121,6 +129,7 @@ def _kill_group(proc: mp.Process) -> None:
 
 def run_isolated(fn: Callable, args: tuple = (), limits: Limits = Limits()) -> Outcome:
     """Call ``fn(*args)`` in a forked child under ``limits``; never raises."""
+    _thread_pools()
     ctx = mp.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
     start = time.perf_counter()

@@ -199,3 +199,25 @@ def test_bad_inputs():
         exact_match(np.zeros((0, 2)), np.zeros((0, 2)))
     with pytest.raises(ValueError, match="differ in shape"):
         error_rate([0, 1], [0])
+
+
+def test_numpy_measures_agree_with_scikit_learn_on_random_cases():
+    """The measures are computed with numpy (fast); they must equal scikit-learn's, ties included."""
+    from sklearn import metrics as sk
+
+    from evaluation import metrics as ours
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        n, q = int(rng.integers(1, 40)), int(rng.integers(2, 9))
+        Y = (rng.random((n, q)) < rng.random()).astype(int)
+        Z = (rng.random((n, q)) < rng.random()).astype(int)
+        S = np.round(rng.random((n, q)), 1)  # coarse scores: many ties
+        assert np.isclose(ours.f1_macro(Y, Z), sk.f1_score(Y, Z, average="macro", zero_division=0))
+        assert np.isclose(ours.f1_micro(Y, Z), sk.f1_score(Y, Z, average="micro", zero_division=0))
+        assert np.isclose(ours.f1_example(Y, Z), sk.f1_score(Y, Z, average="samples", zero_division=0))
+        assert np.isclose(ours.jaccard(Y, Z), sk.jaccard_score(Y, Z, average="samples", zero_division=1))
+        assert np.isclose(ours.exact_match(Y, Z), sk.accuracy_score(Y, Z))
+        assert np.isclose(ours.hamming_loss(Y, Z), sk.hamming_loss(Y, Z))
+        assert np.isclose(ours.ranking_loss(Y, S), sk.label_ranking_loss(Y, S))
+        assert np.isclose(ours.average_precision(Y, S), sk.label_ranking_average_precision_score(Y, S))
