@@ -118,33 +118,17 @@ class RSML(_Ensemble):
         return rows, None, cols
 
 
-class EMax(MLCEstimator):
+class _Refitting(MLCEstimator):
+    """Fit the base, then ``iterations`` times refit it on data derived from its own output."""
+
     def __init__(self, base=None, iterations=10, random_state=0):
         self.base = base
         self.iterations = iterations
         self.random_state = random_state
 
-    def fit(self, X, Y, sample_weight=None):
-        X = np.asarray(X, dtype=float)
-        Y = self._validate_Y(Y)
-        base_w = np.ones(len(Y)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-        self.model_ = _member(self.base, self.random_state).fit(X, Y, sample_weight=sample_weight)
-        for _ in range(int(self.iterations)):
-            check_deadline()
-            p = np.clip(self.model_.predict_proba(X), 0.0, 1.0)
-            confidence = np.prod(np.where(p >= 0.5, p, 1.0 - p), axis=1)
-            self.model_ = _member(self.base, self.random_state).fit(X, Y, sample_weight=base_w * confidence)
-        return self
-
-    def predict_scores(self, X):
-        return self.model_.predict_proba(X)
-
-
-class CMax(MLCEstimator):
-    def __init__(self, base=None, iterations=10, random_state=0):
-        self.base = base
-        self.iterations = iterations
-        self.random_state = random_state
+    @abstractmethod
+    def _next_round(self, scores: np.ndarray, Y: np.ndarray, weights: np.ndarray | None):
+        """(labels, sample weights) for the next refit, from the current model's scores."""
 
     def fit(self, X, Y, sample_weight=None):
         X = np.asarray(X, dtype=float)
@@ -152,12 +136,24 @@ class CMax(MLCEstimator):
         self.model_ = _member(self.base, self.random_state).fit(X, Y, sample_weight=sample_weight)
         for _ in range(int(self.iterations)):
             check_deadline()
-            relabelled = (self.model_.predict_proba(X) >= 0.5).astype(np.int8)
-            self.model_ = _member(self.base, self.random_state).fit(X, relabelled, sample_weight=sample_weight)
+            scores = np.clip(self.model_.predict_proba(X), 0.0, 1.0)
+            labels, weights = self._next_round(scores, Y, sample_weight)
+            self.model_ = _member(self.base, self.random_state).fit(X, labels, sample_weight=weights)
         return self
 
     def predict_scores(self, X):
         return self.model_.predict_proba(X)
+
+
+class EMax(_Refitting):
+    def _next_round(self, scores, Y, weights):
+        confidence = np.prod(np.where(scores >= 0.5, scores, 1.0 - scores), axis=1)
+        return Y, confidence if weights is None else np.asarray(weights, dtype=float) * confidence
+
+
+class CMax(_Refitting):
+    def _next_round(self, scores, Y, weights):
+        return (scores >= 0.5).astype(np.int8), weights
 
 
 class SubsetMapper(MLCEstimator):
