@@ -1,12 +1,19 @@
 #!/usr/bin/env python3
 """ggp-automl command line.
 
+    python cli.py evolve  [--grammar FILE] [--data FILE [--test FILE | --fold K]] [--method ggp|spggp|random|beam]
+                          [--budget 10m] [--eval-timeout 180s] [--memory 2GB] [--workers N] [--seed S]
+                          [--fitness NAME] [--out DIR] [--scheduler tcp://HOST:PORT]
+    python cli.py evolve  --resume DIR [--workers N] [--scheduler ADDR]
+    python cli.py inspect DIR
+    python cli.py predict DIR --data FILE [--out FILE] [--scores]
     python cli.py check   --grammar FILE [--data FILE | --labels L --features M]
     python cli.py sample  --grammar FILE -n N --seed S [--data FILE | --labels L --features M]
     python cli.py species --grammar FILE [--out DIR]
 
-Exit codes: 0 success; 1 a grammar, dataset or other input problem (the message says
-where: ``file:line:col``); 2 bad command-line usage.
+Exit codes: 0 success; 1 a grammar, dataset, run-directory or other input problem (the
+message says where: ``file:line:col``), or a run that found no working model; 2 bad
+command-line usage; 130 interrupted (an interrupted ``evolve`` resumes with ``--resume``).
 """
 from __future__ import annotations
 
@@ -16,6 +23,8 @@ import time
 from pathlib import Path
 
 EXIT_OK, EXIT_INPUT, EXIT_USAGE = 0, 1, 2
+ROOT = Path(__file__).resolve().parent
+DEFAULT_GRAMMAR = ROOT / "grammars" / "large.bnf"
 
 
 class UsageError(Exception):
@@ -36,6 +45,41 @@ def _int_at_least(minimum: int, what: str):
 
 _positive_int = _int_at_least(1, "a whole number")
 _seed = _int_at_least(0, "an integer seed")
+
+_DURATION_UNITS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
+_MEMORY_UNITS = {"": 2 ** 20, "b": 1, "k": 2 ** 10, "kb": 2 ** 10, "m": 2 ** 20, "mb": 2 ** 20, "g": 2 ** 30,
+                 "gb": 2 ** 30, "kib": 2 ** 10, "mib": 2 ** 20, "gib": 2 ** 30}
+
+
+def _duration(text: str) -> float:
+    """``90``, ``90s``, ``10m``, ``1.5h``, ``1h30m`` → seconds (> 0)."""
+    import re
+
+    t = text.strip().lower()
+    parts = re.findall(r"(\d+(?:\.\d+)?)\s*([a-z]*)", t)
+    if not parts or re.sub(r"(\d+(?:\.\d+)?)\s*([a-z]*)", "", t).strip():
+        raise argparse.ArgumentTypeError(f"expected a duration such as 90s, 10m, 1h or 1h30m, got {text!r}")
+    total = 0.0
+    for number, unit in parts:
+        if unit not in _DURATION_UNITS and unit != "":
+            raise argparse.ArgumentTypeError(f"unknown time unit {unit!r} in {text!r} (use s, m or h)")
+        total += float(number) * _DURATION_UNITS.get(unit, 1)
+    if total <= 0:
+        raise argparse.ArgumentTypeError(f"a duration must be positive, got {text!r}")
+    return total
+
+
+def _memory(text: str) -> int:
+    """``2GB``, ``512MB``, ``2048`` (MB) → bytes."""
+    import re
+
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
+    if not m or m.group(2).lower() not in _MEMORY_UNITS:
+        raise argparse.ArgumentTypeError(f"expected a memory size such as 2GB or 512MB, got {text!r}")
+    value = int(float(m.group(1)) * _MEMORY_UNITS[m.group(2).lower()])
+    if value < 64 * 2 ** 20:
+        raise argparse.ArgumentTypeError(f"a memory limit below 64MB leaves no room for any model, got {text!r}")
+    return value
 
 
 def _add_dataset_args(p: argparse.ArgumentParser) -> None:
@@ -155,9 +199,192 @@ def cmd_species(args) -> int:
     return EXIT_OK
 
 
+# -- evolve / inspect / predict -------------------------------------------------------------
+
+_EVOLVE_SETTINGS = ("grammar", "data", "test", "fold", "method", "budget", "eval_timeout", "memory", "seed",
+                    "fitness", "out", "population", "fidelity", "generations")
+
+
+def _run_config(args):
+    from gp.search import RunConfig
+
+    settings = {
+        "method": args.method or "ggp",
+        "budget_seconds": args.budget if args.budget is not None else 600.0,
+        "eval_timeout": args.eval_timeout if args.eval_timeout is not None else 180.0,
+        "memory_bytes": args.memory if args.memory is not None else 2 * 1024 ** 3,
+        "workers": args.workers,
+        "scheduler": args.scheduler,
+        "seed": args.seed if args.seed is not None else 0,
+        "fitness": args.fitness or "fitness",
+        "max_generations": args.generations,
+    }
+    if args.fidelity:
+        settings["fidelity"] = args.fidelity
+    if args.population:
+        n = args.population
+        settings.update(population=n, batch_size=n)
+        if settings["method"] == "spggp":
+            if n % 8:
+                raise UsageError(f"--population for spggp must be a multiple of the 8 species, got {n}")
+            settings["species_size"] = n // 8
+    try:
+        return RunConfig(**settings)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def cmd_evolve(args) -> int:
+    from gp.search import load_run_data, resume, start
+    from gp.search.progress import RichProgress
+
+    observers = [] if args.quiet else [RichProgress()]
+    if args.resume:
+        given = [f"--{k.replace('_', '-')}" for k in _EVOLVE_SETTINGS if getattr(args, k) is not None]
+        if given:
+            raise UsageError(f"--resume continues a run with its own settings; {', '.join(given)} cannot be "
+                             "changed (only --workers and --scheduler can)")
+        out = args.run_dir = Path(args.resume)
+        outcome = resume(out, observers, workers=args.workers, scheduler=args.scheduler)
+    else:
+        config = _run_config(args)
+        grammar = _load(args.grammar or DEFAULT_GRAMMAR)
+        _print_warnings(grammar)
+        data = load_run_data(args.data, args.test, args.fold)
+        from gp.search.rundir import default_run_name
+
+        out = args.run_dir = Path(args.out) if args.out else Path("runs") / default_run_name(config.method)
+        outcome = start(config, grammar, data, out, observers, argv=sys.argv)
+    return _report_outcome(outcome, out)
+
+
+def _report_outcome(outcome, out: Path) -> int:
+    final = outcome.final
+    print(f"\nrun directory: {out}")
+    if outcome.winner is None:
+        print(f"no model: {final['status']}"
+              + (f" ({final['refit_failure']})" if final.get("refit_failure") else ""), file=sys.stderr)
+        print(f"see the failure reasons with: python cli.py inspect {out}", file=sys.stderr)
+        return EXIT_INPUT
+    w = final["winner"]
+    c = final["counts"]
+    print(f"best:         {w['phenotype']}")
+    print(f"validation:   fitness {w['valid_fitness']:.4f} (re-evaluated on a fresh split)")
+    if final.get("test"):
+        m = final["test"]["measures"]
+        print(f"test:         fitness {m.get('fitness', float('nan')):.4f}  EM {m.get('exact_match', 0):.4f}  "
+              f"HL {m.get('hamming_loss', 0):.4f}  FM {m.get('f1_macro', 0):.4f}  RL {m.get('ranking_loss', 0):.4f}"
+              f"  ({final['test']['n_instances']} instances, {final['test']['source']})")
+    print(f"evaluations:  {c['evaluations']} ({c['failed']} failed, {c['cached']} cache hits) in "
+          f"{c['generations']} generations, {final['time']:.0f} s")
+    for warning in final.get("warnings", []):
+        print(f"warning: {warning}", file=sys.stderr)
+    print(f"model:        {out / 'best' / 'model.joblib'} (code: {out / 'best' / 'model.py'})")
+    print(f"inspect:      python cli.py inspect {out}")
+    return EXIT_OK
+
+
+def cmd_inspect(args) -> int:
+    from rich.console import Console
+
+    from gp.search.report import render_inspect
+
+    render_inspect(args.run, Console())
+    return EXIT_OK
+
+
+def cmd_predict(args) -> int:
+    import json
+
+    import joblib
+    import numpy as np
+
+    from evaluation.data import load_dataset
+    from evaluation.metrics import multilabel_measures
+    from gp.errors import DataError
+
+    run = Path(args.run)
+    model_path = run / "best" / "model.joblib"
+    if not (run / "config.json").exists():
+        raise DataError(f"{run} is not a run directory (no config.json)")
+    if not model_path.exists():
+        raise DataError(f"{run} has no fitted model yet ({model_path} is missing): the run is unfinished; "
+                        f"continue it with `python cli.py evolve --resume {run}`")
+    trained = json.loads((run / "config.json").read_text(encoding="utf-8"))["data"]
+    data = load_dataset(args.data)
+    if data.n_features != trained["n_features"] or data.n_labels != trained["n_labels"]:
+        raise DataError(f"{args.data}: {data.n_features} features and {data.n_labels} labels, but the model was "
+                        f"trained on {trained['n_features']} features and {trained['n_labels']} labels")
+    model = joblib.load(model_path)
+    scores = model.predict_proba(data.X)
+    predictions = (scores >= model.thresholds_).astype(np.int8)
+    out = Path(args.out) if args.out else run / f"predictions-{Path(args.data).name.split('.')[0]}.csv"
+    header = list(data.label_names) + ([f"{n}:score" for n in data.label_names] if args.scores else [])
+    table = np.hstack([predictions, scores]) if args.scores else predictions
+    fmt = ["%d"] * predictions.shape[1] + (["%.6g"] * scores.shape[1] if args.scores else [])
+    try:
+        np.savetxt(out, table, delimiter=",", header=",".join(header), comments="", fmt=fmt)
+    except OSError as exc:
+        raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
+    print(f"{len(predictions)} predictions written to {out}")
+    measures = multilabel_measures(data.Y, predictions, scores)
+    print("measures against the file's labels: " + "  ".join(
+        f"{k} {measures[k]:.4f}" for k in ("fitness", "exact_match", "hamming_loss", "f1_macro", "ranking_loss")
+        if k in measures))
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cli.py", description="Grammar-guided AutoML.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("evolve", help="search the grammar's space for the best model of a dataset",
+                       description="Search a grammar's space of multi-label classifiers. Without --data the "
+                                   "embedded synthetic dataset is used; without --grammar, grammars/large.bnf.")
+    from evaluation.metrics import fitness_names
+    from gp.search.config import METHODS
+
+    p.add_argument("--grammar", metavar="FILE", help=f"search space (default {DEFAULT_GRAMMAR.relative_to(ROOT)})")
+    p.add_argument("--data", metavar="FILE", help="training data: ARFF (MULAN with .xml, MEKA with -C q), CSV or "
+                                                   "openml:NAME (default: the embedded synthetic dataset)")
+    held_out = p.add_mutually_exclusive_group()
+    held_out.add_argument("--test", metavar="FILE", help="test set, measured once with the final model")
+    held_out.add_argument("--fold", type=_positive_int, metavar="K",
+                          help="hold out fold K of an iterative-stratified 5-fold split of --data as the test set")
+    p.add_argument("--method", choices=METHODS, help="search method (default ggp)")
+    p.add_argument("--budget", type=_duration, metavar="TIME", help="whole-run time budget, e.g. 90s, 10m, 1h "
+                                                                    "(default 10m)")
+    p.add_argument("--eval-timeout", type=_duration, metavar="TIME",
+                   help="time limit per candidate (default 180s)")
+    p.add_argument("--memory", type=_memory, metavar="SIZE", help="memory limit per candidate (default 2GB)")
+    p.add_argument("--workers", type=_positive_int, metavar="N",
+                   help="candidates evaluated at a time (default: every core)")
+    p.add_argument("--scheduler", metavar="ADDR", help="evaluate on a Dask cluster (tcp://HOST:PORT) instead of "
+                                                       "local processes")
+    p.add_argument("--seed", type=_seed, help="random seed (default 0)")
+    p.add_argument("--fitness", choices=fitness_names("multilabel"), metavar="NAME",
+                   help="what the search maximises (default: fitness, Auto-MEKA's Eq. 5.1); one of "
+                        + ", ".join(fitness_names("multilabel")))
+    p.add_argument("--population", type=_positive_int, metavar="N",
+                   help="population (GGP), 8 x species size (spGGP) or batch size (random, beam); default 80")
+    p.add_argument("--fidelity", choices=["NAS-NIS", "PAS-PIS", "EAS-PIS", "NAS-PIS", "PAS-NIS", "EAS-NIS"],
+                   help="multi-fidelity schedule (thesis §5.4; default NAS-NIS: none)")
+    p.add_argument("--generations", type=_positive_int, metavar="N", help="stop after N generations at most")
+    p.add_argument("--out", metavar="DIR", help="run directory (default runs/<date>-<time>-<method>)")
+    p.add_argument("--resume", metavar="DIR", help="continue an interrupted run from its directory")
+    p.add_argument("--quiet", action="store_true", help="no progress display")
+    p.set_defaults(func=cmd_evolve)
+
+    p = sub.add_parser("inspect", help="summarise a run directory")
+    p.add_argument("run", metavar="DIR")
+    p.set_defaults(func=cmd_inspect)
+
+    p = sub.add_parser("predict", help="predict the labels of a dataset with a run's final model")
+    p.add_argument("run", metavar="DIR")
+    p.add_argument("--data", required=True, metavar="FILE", help="data with the training data's features")
+    p.add_argument("--out", metavar="FILE", help="CSV to write (default DIR/predictions-<data>.csv)")
+    p.add_argument("--scores", action="store_true", help="also write each label's score")
+    p.set_defaults(func=cmd_predict)
 
     p = sub.add_parser("check", help="validate a grammar and print its analysis")
     p.add_argument("--grammar", required=True, metavar="FILE")
@@ -186,10 +413,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from evaluation.engine import EngineError
     from gp.errors import DataError, GrammarError
+    from gp.search.report import ReportError
+    from gp.search.run import RunError
 
     try:
         return args.func(args)
+    except (RunError, ReportError, EngineError, FileExistsError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
     except GrammarError as exc:
         for d in exc.diagnostics:
             print(d.render(), file=sys.stderr)
@@ -203,7 +436,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cli.py: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        from evaluation.isolation import kill_running_children
+
+        kill_running_children()
+        hint = f"; continue with: python cli.py evolve --resume {args.run_dir}" \
+            if getattr(args, "run_dir", None) else ""
+        print(f"interrupted{hint}", file=sys.stderr)
         return 130
     except BrokenPipeError:  # output piped into `head` and closed early: not an error
         import os

@@ -21,6 +21,7 @@ import multiprocessing as mp
 import os
 import resource
 import signal
+import threading
 import time
 import traceback
 from dataclasses import dataclass
@@ -60,6 +61,23 @@ class Outcome:
 
 
 _CONTROLLER: ThreadpoolController | None = None
+
+#: children running right now (pid -> process), so that an interrupted search can stop them
+_LIVE: dict[int, mp.Process] = {}
+_LIVE_LOCK = threading.Lock()
+
+
+def kill_running_children() -> int:
+    """Kill every isolated child still running in this process (Ctrl-C, shutdown); returns how many.
+
+    Children run in their own process groups (a candidate's own children must die with
+    it), so a terminal's Ctrl-C does not reach them; whoever stops the search calls this.
+    """
+    with _LIVE_LOCK:
+        procs = list(_LIVE.values())
+    for proc in procs:
+        _kill_group(proc)
+    return len(procs)
 
 
 def _thread_pools() -> ThreadpoolController:
@@ -135,6 +153,8 @@ def run_isolated(fn: Callable, args: tuple = (), limits: Limits = Limits()) -> O
     start = time.perf_counter()
     proc = ctx.Process(target=_child, args=(send, fn, args, limits), daemon=True)
     proc.start()
+    with _LIVE_LOCK:
+        _LIVE[proc.pid] = proc
     send.close()
     status, value, reason, peak = None, None, "", 0
     try:
@@ -168,6 +188,8 @@ def run_isolated(fn: Callable, args: tuple = (), limits: Limits = Limits()) -> O
             _kill_group(proc)
         proc.join(5)
         recv.close()
+        with _LIVE_LOCK:
+            _LIVE.pop(proc.pid, None)
     if status is None:
         code = proc.exitcode
         if code is not None and code < 0:

@@ -42,7 +42,10 @@ class TreeGenerator:
 
     def full(self, rng: np.random.Generator, max_depth: int = DEFAULT_MAX_DEPTH,
              symbol: str | None = None, path: Path = ()) -> Node:
-        """A tree that reaches ``max_depth`` wherever the grammar allows it to."""
+        """A tree that reaches ``max_depth`` wherever the grammar allows it to.
+
+        Where no alternative can reach the limit, any alternative that fits is taken (grow).
+        """
         return self._expand(symbol or self.bound.grammar.start, max_depth, "full", path, rng)
 
     def ramped_half_and_half(self, n: int, rng: np.random.Generator, min_depth: int = DEFAULT_MIN_DEPTH,
@@ -50,24 +53,27 @@ class TreeGenerator:
                              max_tries: int = 50) -> list[Node]:
         """``n`` trees, half grow and half full, over depth limits ramped from min to max.
 
-        The ramp is clipped to what the grammar can reach (its minimum and maximum
-        derivation depth), so the ramp is not wasted on depths no tree can have.
-        Duplicates (by phenotype) are rejected when ``unique``, up to ``max_tries``
-        redraws per tree (a tiny space may not have ``n`` distinct trees).
+        As in EpochX (the authors' code): tree ``i`` gets the limit
+        ``floor(i / per_depth + start)`` with ``per_depth = n / (max - start + 1)`` and
+        ``start`` the larger of ``min_depth`` and the grammar's minimum depth. With the
+        default maximum of 100 and a non-recursive grammar only the first few trees are
+        depth-limited and the rest are unconstrained derivations, so the grammar's
+        weights (every algorithm equally likely) hold for the population; clipping the
+        ramp to the grammar's own depth range would instead crowd the population with the
+        shallowest algorithms. Duplicates (by phenotype) are rejected when ``unique``, up
+        to ``max_tries`` redraws per tree (a tiny space may not have ``n`` distinct trees).
         """
         start = self.bound.grammar.start
-        lo = max(min_depth, self._analysis.min_depth[start])
-        reach = self._analysis.max_depth[start]
-        hi = int(min(max_depth, reach)) if reach != float("inf") else max_depth
-        hi = max(hi, lo)
         if max_depth < self._analysis.min_depth[start]:
             raise ValueError(f"max depth {max_depth} is below the grammar's minimum depth "
                              f"{self._analysis.min_depth[start]}")
-        depths = list(range(lo, hi + 1))
+        lo = max(min_depth, self._analysis.min_depth[start])
+        hi = max(max_depth, lo)
+        per_depth = n / (hi - lo + 1)
         trees: list[Node] = []
         seen: set[str] = set()
         for i in range(n):
-            depth = depths[(i // 2) % len(depths)]
+            depth = min(int(i / per_depth + lo), hi)
             mode: Mode = "grow" if i % 2 == 0 else "full"
             for _ in range(max_tries):
                 tree = self._expand(start, depth, mode, (), rng)
@@ -88,10 +94,11 @@ class TreeGenerator:
         if mode == "full" and len(allowed) > 1:
             maxes = self._analysis.alt_max_depth[name]
             deep = [a for a in allowed if maxes[a] >= remaining]
-            if not deep:
-                best = max(maxes[a] for a in allowed)
-                deep = [a for a in allowed if maxes[a] == best]
-            allowed = deep
+            # When no alternative can reach the limit (a non-recursive grammar under a high
+            # limit), full behaves like grow, as in EpochX; preferring the deepest
+            # alternatives instead would bias populations towards the most nested algorithms.
+            if deep:
+                allowed = deep
         ctx = ChoiceContext(name, path)
         weights = [rule.alternatives[a].weight for a in allowed]
         alt_index = self.policy.choose(ctx, allowed, weights, rng) if len(allowed) > 1 else allowed[0]

@@ -16,7 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .tree import Path
+from .tree import Node, Path
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,14 @@ class SamplingPolicy(ABC):
     def sample_real(self, ctx: ChoiceContext, lo: float, hi: float, lo_open: bool, hi_open: bool,
                     log: bool, rng: np.random.Generator) -> float:
         """A real in the range (open ends excluded)."""
+
+    def update(self, trees: Sequence[Node], fitnesses: Sequence[float]) -> None:
+        """Learn from an evaluated batch (PBIL's probability vectors, a BO surrogate).
+
+        Called by search methods that sample with the policy, after every batch; the
+        trees' decisions are recoverable from the trees themselves (each node's rule
+        and alternative, each sampled leaf's value). The uniform policy does not learn.
+        """
 
 
 class UniformPolicy(SamplingPolicy):

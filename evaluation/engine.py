@@ -1,0 +1,342 @@
+"""Evaluation engines: how the search loop runs batches of candidates, locally or on a Dask cluster.
+
+The search loop never calls :func:`~evaluation.candidate.evaluate_candidate` itself; it hands a
+batch of trees to an :class:`EvaluationEngine` and gets back one result per tree, in input order:
+
+* :class:`LocalEngine` — ``workers`` isolated children at a time on this machine. Threads only
+  wait on their forked children (:mod:`evaluation.isolation`); the work happens in the children,
+  which inherit the data copy-on-write, so nothing is pickled.
+* :class:`DaskEngine` — one Dask task per candidate on a ``distributed`` cluster
+  (``--scheduler tcp://HOST:PORT``). The split is scattered (broadcast) once per ``split_key`` and
+  the grammar once; each task runs ``evaluate_candidate`` on its worker, i.e. forks an isolated
+  child *there*, so a hang, a crash or a memory blow-up kills the child, never the worker.
+
+The same limits apply everywhere (``Limits``: time, memory, one BLAS thread per candidate), and
+the same seed gives the same results: the list is aligned with the input whatever the completion
+order, and a candidate's evaluation is deterministic for a given ``random_state``.
+
+Deadlines. ``deadline`` is an absolute ``time.time()`` epoch. A candidate is started only if at
+least :data:`MIN_START_SECONDS` remain, and it runs with ``timeout = min(limits.timeout,
+deadline - now)`` computed when it *starts* (on the worker, for Dask), so every candidate ends by
+the deadline and so does the run. A candidate that was not started, or that the deadline (not its
+own time limit) cut short, comes back as ``None``: for the caller that evaluation did not happen
+(it is neither logged nor cached). With Dask the deadline is compared with the workers' clocks,
+so the machines' clocks must agree (NTP).
+
+Running a cluster. Remote workers unpickle the candidates and run this package's code, so **every
+worker machine needs this package installed** (``pip install -e .`` in a checkout of the same
+version) and the same Python environment; then ``dask scheduler`` on one machine and ``dask worker
+tcp://HOST:8786 --nthreads K`` on each worker machine (K = concurrent candidates there, usually
+its core count), and ``--scheduler tcp://HOST:8786`` for the search. Dask worker processes are
+daemonic, and ``multiprocessing`` refuses to start children from a daemonic process; the task
+lifts that flag while it evaluates (see :func:`_children_allowed`), so ``LocalCluster(processes=
+True)`` and ``dask worker`` processes work as they are.
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from gp.grammar import Grammar
+from gp.tree import Node
+
+from .candidate import EvaluationResult, Split, evaluate_candidate
+from .isolation import CRASHED, TIMEOUT, Limits, kill_running_children
+from .metrics import get_fitness
+
+if TYPE_CHECKING:  # pragma: no cover
+    import distributed
+
+__all__ = ["MIN_START_SECONDS", "DaskEngine", "EngineError", "EvaluationEngine", "LocalEngine", "OnResult",
+           "make_engine"]
+
+#: a candidate is not started with less time than this left before the deadline
+MIN_START_SECONDS = 1.0
+#: how long the Dask engine waits past the deadline for results before giving the rest up as None
+DEADLINE_GRACE_SECONDS = 2.0
+#: how long the Dask engine tries to reach the scheduler (and to see a worker) before giving up
+CONNECT_TIMEOUT_SECONDS = 10.0
+
+OnResult = Callable[[int, EvaluationResult], None]
+
+
+class EngineError(ConnectionError):
+    """The engine itself cannot run (scheduler unreachable, no workers, workers lack this package)."""
+
+
+# -- the per-candidate task (runs in a LocalEngine thread or on a Dask worker) -----------------------
+
+_daemon_lock = threading.Lock()
+_daemon_users = 0
+_daemon_saved: Any = None
+
+
+@contextmanager
+def _children_allowed():
+    """Let this process start children even if it is daemonic (Dask worker processes are).
+
+    ``multiprocessing`` asserts ``not current_process()._config['daemon']`` in
+    ``Process.start``. The flag is cleared while at least one evaluation runs in this process
+    (a reference count, since a worker runs several tasks in threads) and restored afterwards.
+    The isolated children are themselves started with ``daemon=True`` and killed by their
+    parent, so the worker still leaves no orphans.
+    """
+    global _daemon_users, _daemon_saved
+    config = mp.current_process()._config
+    with _daemon_lock:
+        if _daemon_users == 0:
+            _daemon_saved = config.get("daemon")
+            if _daemon_saved:
+                config["daemon"] = False
+        _daemon_users += 1
+    try:
+        yield
+    finally:
+        with _daemon_lock:
+            _daemon_users -= 1
+            if _daemon_users == 0 and _daemon_saved:
+                config["daemon"] = _daemon_saved
+
+
+def _prepare_process() -> None:
+    """Import every algorithm module once, so that forked children inherit them (and the
+    import time is not charged to a candidate's deadline-derived timeout)."""
+    from spaces.registry import load_all
+
+    load_all()
+
+
+def evaluate_one(tree: Node, grammar: Grammar, split: Split, limits: Limits, fitness: str = "fitness",
+                 random_state: int = 0, deadline: float | None = None) -> EvaluationResult | None:
+    """One candidate under ``limits`` and the deadline rule; ``None`` if not started or cut by the deadline."""
+    _prepare_process()
+    cut_by_deadline = False
+    if deadline is not None:
+        remaining = deadline - time.time()
+        if remaining < MIN_START_SECONDS:
+            return None
+        if remaining < limits.timeout:
+            limits = replace(limits, timeout=remaining)
+            cut_by_deadline = True
+    with _children_allowed():
+        result = evaluate_candidate(tree, grammar, split, limits, fitness, random_state)
+    if cut_by_deadline and result.status == TIMEOUT:
+        return None
+    return result
+
+
+# -- engines -------------------------------------------------------------------------------------------
+
+class EvaluationEngine(ABC):
+    """Evaluates batches of candidate trees; the search loop's only way to run candidates."""
+
+    workers: int
+    limits: Limits
+
+    @abstractmethod
+    def evaluate(self, trees: Sequence[Node], grammar: Grammar, split: Split, *, split_key: str,
+                 fitness: str = "fitness", random_state: int = 0, deadline: float | None = None,
+                 on_result: OnResult | None = None) -> list[EvaluationResult | None]:
+        """Results aligned with ``trees``.
+
+        ``deadline`` is an absolute ``time.time()`` epoch: a candidate is started only if at least
+        :data:`MIN_START_SECONDS` remain, and runs with ``timeout = min(limits.timeout, deadline -
+        now)`` computed when it starts, so every candidate ends before the deadline and the run
+        ends on time. A candidate that was not started, or that was killed because the deadline
+        (not its own ``limits.timeout``) cut it short, gives ``None``: for the caller that
+        evaluation did not happen. ``on_result(i, result)`` is called for every finished
+        (non-``None``) result as soon as it finishes, always from the calling thread. ``split_key``
+        names the split (a new key means new data; the Dask engine ships each split once).
+        Never raises for a candidate's failure; an unknown ``fitness`` raises ValueError up front.
+        """
+
+    def close(self) -> None:
+        """Release threads, connections and scattered data; the engine is unusable afterwards."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class LocalEngine(EvaluationEngine):
+    """``workers`` concurrent isolated children on this machine, started in input order."""
+
+    def __init__(self, workers: int | None = None, limits: Limits = Limits()):
+        workers = (os.cpu_count() or 1) if workers is None else int(workers)
+        if workers < 1:
+            raise ValueError(f"workers must be at least 1, got {workers}")
+        self.workers = workers
+        self.limits = limits
+        self._pool: ThreadPoolExecutor | None = None
+
+    def __repr__(self) -> str:
+        return f"LocalEngine(workers={self.workers}, limits={self.limits})"
+
+    def evaluate(self, trees: Sequence[Node], grammar: Grammar, split: Split, *, split_key: str,
+                 fitness: str = "fitness", random_state: int = 0, deadline: float | None = None,
+                 on_result: OnResult | None = None) -> list[EvaluationResult | None]:
+        get_fitness(fitness)
+        _prepare_process()  # in the calling thread, before any fork
+        results: list[EvaluationResult | None] = [None] * len(trees)
+        args = (grammar, split, self.limits, fitness, random_state, deadline)
+        if self.workers == 1 or len(trees) <= 1:
+            for i, tree in enumerate(trees):
+                results[i] = evaluate_one(tree, *args)
+                if results[i] is not None and on_result is not None:
+                    on_result(i, results[i])
+            return results
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="ggp-eval")
+        # The executor's queue is FIFO: candidates start in input order, each computing its
+        # deadline-derived timeout when a thread picks it up.
+        pending: dict[Future, int] = {self._pool.submit(evaluate_one, tree, *args): i
+                                      for i, tree in enumerate(trees)}
+        try:
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in sorted(done, key=pending.__getitem__):
+                    i = pending.pop(future)
+                    results[i] = future.result()  # evaluate_one never raises for a candidate
+                    if results[i] is not None and on_result is not None:
+                        on_result(i, results[i])
+        except BaseException:  # an exception from on_result, or Ctrl-C: stop everything now
+            for future in pending:
+                future.cancel()
+            kill_running_children()
+            raise
+        return results
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+
+class DaskEngine(EvaluationEngine):
+    """One task per candidate on a ``distributed`` cluster; each task forks an isolated child on its worker.
+
+    ``address`` is a scheduler address (``tcp://HOST:PORT``; the engine owns that client and
+    closes it) or an existing ``distributed.Client`` (left open by :meth:`close`). Workers need
+    this package installed (see the module docstring).
+    """
+
+    def __init__(self, address: str | "distributed.Client", limits: Limits = Limits(), *,
+                 connect_timeout: float = CONNECT_TIMEOUT_SECONDS):
+        import distributed
+
+        self.limits = limits
+        self._split_key: str | None = None
+        self._split_future = None
+        self._grammars: dict[int, tuple[Grammar, Any]] = {}  # id(grammar) -> (grammar, its scattered future)
+        self._owns_client = False
+        if isinstance(address, distributed.Client):
+            self._client, self._owns_client = address, False
+            self.address = getattr(address.scheduler, "address", None) or str(address)
+        else:
+            self.address = str(address)
+            try:
+                self._client = distributed.Client(self.address, timeout=connect_timeout, set_as_default=False)
+            except (OSError, TimeoutError, ValueError) as exc:
+                raise EngineError(f"cannot reach the Dask scheduler at {self.address!r} within {connect_timeout:g} s "
+                                  f"({type(exc).__name__}: {exc}); start one with `dask scheduler` and workers with "
+                                  f"`dask worker {self.address}`") from None
+            self._owns_client = True
+        try:
+            self._client.wait_for_workers(1, timeout=connect_timeout)
+        except (OSError, TimeoutError) as exc:
+            self.close()
+            raise EngineError(f"no Dask worker joined the scheduler at {self.address!r} within {connect_timeout:g} s "
+                              f"({type(exc).__name__}); start workers with `dask worker {self.address}`") from None
+
+    @property
+    def workers(self) -> int:  # type: ignore[override]
+        """Total worker threads of the cluster now (= candidates evaluated at a time)."""
+        return max(1, sum(self._client.nthreads().values()))
+
+    @property
+    def client(self) -> "distributed.Client":
+        return self._client
+
+    def __repr__(self) -> str:
+        return f"DaskEngine({self.address!r}, limits={self.limits})"
+
+    def _scattered(self, grammar: Grammar, split: Split, split_key: str):
+        if split_key != self._split_key or self._split_future is None:
+            self._split_future = None  # release the previous split on the workers
+            self._split_future = self._client.scatter(split, broadcast=True, hash=False)
+            self._split_key = split_key
+        entry = self._grammars.get(id(grammar))
+        if entry is None or entry[0] is not grammar:
+            entry = (grammar, self._client.scatter(grammar, broadcast=True, hash=False))
+            self._grammars[id(grammar)] = entry
+        return entry[1], self._split_future
+
+    def evaluate(self, trees: Sequence[Node], grammar: Grammar, split: Split, *, split_key: str,
+                 fitness: str = "fitness", random_state: int = 0, deadline: float | None = None,
+                 on_result: OnResult | None = None) -> list[EvaluationResult | None]:
+        import distributed
+
+        get_fitness(fitness)
+        results: list[EvaluationResult | None] = [None] * len(trees)
+        if not trees:
+            return results
+        grammar_f, split_f = self._scattered(grammar, split, split_key)
+        index: dict[str, int] = {}
+        futures = []
+        for i, tree in enumerate(trees):
+            f = self._client.submit(evaluate_one, tree, grammar_f, split_f, self.limits, fitness, random_state,
+                                    deadline, pure=False, priority=-i)  # earlier candidates first
+            index[f.key] = i
+            futures.append(f)
+        timeout = None if deadline is None else max(deadline - time.time(), 0.0) + DEADLINE_GRACE_SECONDS
+        unfinished = set(index)
+        try:
+            for future in distributed.as_completed(futures, loop=self._client.loop, timeout=timeout):
+                i = index[future.key]
+                unfinished.discard(future.key)
+                if future.status == "error":
+                    exc = future.exception()
+                    if isinstance(exc, ImportError):
+                        raise EngineError(f"a Dask worker cannot import this package ({exc}); install it on every "
+                                          f"worker machine (pip install -e .)") from None
+                    results[i] = EvaluationResult(trees[i].phenotype, CRASHED, 0.0,
+                                                  reason=f"the Dask task failed: {type(exc).__name__}: {exc}"[:600])
+                elif future.status == "cancelled":
+                    continue
+                else:
+                    results[i] = future.result()
+                if results[i] is not None and on_result is not None:
+                    on_result(i, results[i])
+        except TimeoutError:  # distributed.TimeoutError is the builtin
+            pass  # past the deadline and its grace: whatever has not come back did not happen
+        finally:
+            if unfinished:
+                self._client.cancel([f for f in futures if f.key in unfinished])
+        return results
+
+    def close(self) -> None:
+        self._split_future = None
+        self._split_key = None
+        self._grammars.clear()
+        if self._owns_client:
+            try:
+                self._client.close()
+            except Exception:  # noqa: BLE001 - closing a dead connection must not fail the caller
+                pass
+
+
+def make_engine(workers: int | None, limits: Limits, scheduler: str | None = None) -> EvaluationEngine:
+    """A :class:`DaskEngine` on ``scheduler`` if given (``workers`` is then the cluster's), else a :class:`LocalEngine`."""
+    if scheduler:
+        return DaskEngine(scheduler, limits)
+    return LocalEngine(workers, limits)

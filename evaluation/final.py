@@ -1,0 +1,63 @@
+"""Refit the chosen configuration on the whole training set, and score it on a test set.
+
+The last step of every run (thesis Alg. 5.1 l.17–18): the winner of the final
+re-evaluation is trained on learning + validation data together and, when a test
+set is given, measured on it. It runs isolated like any candidate — a winner that
+crashes at full size must not take the run down — and the fitted model comes back
+to the parent pickled.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gp.grammar import Grammar
+from gp.tree import Node
+from spaces.compiler import compile_tree
+from spaces.registry import load_all
+
+from .isolation import OK, Limits, run_isolated
+from .metrics import multilabel_measures
+
+
+@dataclass
+class FinalFit:
+    status: str
+    model: Any = None
+    test_measures: dict = field(default_factory=dict)
+    fit_time: float = 0.0
+    wall_time: float = 0.0
+    reason: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+
+def _fit(tree: Node, grammar: Grammar, X, Y, categorical, X_test, Y_test, random_state: int):
+    model = compile_tree(tree, grammar, random_state=random_state, categorical_features=categorical or None)
+    t0 = time.perf_counter()
+    model.fit(X, Y)
+    fit_time = time.perf_counter() - t0
+    measures = {}
+    if X_test is not None:
+        scores = model.predict_proba(X_test)
+        predictions = (scores >= model.thresholds_).astype(np.int8)
+        measures = multilabel_measures(Y_test, predictions, scores)
+    return model, measures, fit_time
+
+
+def fit_final(tree: Node, grammar: Grammar, X: np.ndarray, Y: np.ndarray, categorical_features=(),
+              X_test: np.ndarray | None = None, Y_test: np.ndarray | None = None,
+              limits: Limits = Limits(), random_state: int = 0) -> FinalFit:
+    """Fit ``tree``'s model on ``(X, Y)`` in isolation; measure it on the test set if given."""
+    load_all()
+    outcome = run_isolated(_fit, (tree, grammar, X, Y, list(categorical_features), X_test, Y_test, random_state),
+                           limits)
+    if outcome.status != OK:
+        return FinalFit(outcome.status, wall_time=outcome.wall_time, reason=outcome.reason)
+    model, measures, fit_time = outcome.value
+    return FinalFit(OK, model, measures, fit_time, outcome.wall_time)

@@ -1,0 +1,14 @@
+"""Search: one loop, several methods (GGP, speciated GGP, random and beam search).
+
+See :mod:`gp.search.method` for the ask/tell seam that new methods and sampling
+policies plug into, and ``gp/search/README.md`` for the run directory's files.
+"""
+from .config import METHODS as METHOD_NAMES
+from .config import RunConfig
+from .individual import Individual
+from .method import METHODS, SearchMethod, make_method, register_method
+from .observer import SearchObserver
+from .run import RunData, RunError, load_run_data, resume, start
+
+__all__ = ["METHOD_NAMES", "METHODS", "Individual", "RunConfig", "RunData", "RunError", "SearchMethod",
+           "SearchObserver", "load_run_data", "make_method", "register_method", "resume", "start"]

@@ -1,0 +1,118 @@
+"""Every budget, limit and parameter of a search run, in one frozen dataclass.
+
+SMAC3-style: a run is fully described by one :class:`RunConfig` (written verbatim
+to the run directory's ``config.json``), so a run can be repeated or resumed from
+its directory alone. Defaults are the Auto-MEKA thesis's (methods notes §1.1).
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+
+METHODS = ("ggp", "spggp", "random", "beam")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    method: str = "ggp"
+    #: whole-run wall-clock budget, seconds
+    budget_seconds: float = 600.0
+    #: the search stops at this fraction of the budget; the rest is for the final
+    #: re-evaluation of the archive and the refit of the winner (authors' code: 0.85)
+    search_fraction: float = 0.85
+    #: per-candidate limits (thesis: 180 s and 2 GB)
+    eval_timeout: float = 180.0
+    memory_bytes: int = 2 * 1024 ** 3
+    #: evaluation processes at a time; None: every core
+    workers: int | None = None
+    #: Dask scheduler address (tcp://HOST:PORT); None: local worker processes
+    scheduler: str | None = None
+    seed: int = 0
+    fitness: str = "fitness"
+    #: GGP (thesis §5.3.1.3)
+    population: int = 80
+    tournament_size: int = 2
+    elitism: int = 1
+    crossover_rate: float = 0.8
+    mutation_rate: float = 0.2
+    max_depth: int = 100
+    min_init_depth: int = 2
+    #: redraw the learning/validation split every R generations (GGP, spGGP); 0: never
+    resample_every: int = 5
+    #: restart when the best phenotype is unchanged for `restart_patience` generations
+    #: after at least `restart_min_generations` generations since the last restart
+    restart_patience: int = 5
+    restart_min_generations: int = 20
+    #: spGGP (thesis §5.3.1.4): species numbers and individuals per species
+    species: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8)
+    species_size: int = 10
+    inter_species_rate: float = 0.5
+    #: random and beam search: candidates per iteration (thesis §6.1.3: 80)
+    batch_size: int = 80
+    #: multi-fidelity scenario (thesis §5.4) and its number of periods
+    fidelity: str = "NAS-NIS"
+    fidelity_steps: int = 5
+    #: how many archive members are re-evaluated on a fresh split at the end
+    final_candidates: int = 10
+    #: stop after this many generations (None: only the budget stops the run)
+    max_generations: int | None = None
+
+    def __post_init__(self) -> None:
+        problems = self.problems()
+        if problems:
+            raise ValueError("; ".join(problems))
+
+    def problems(self) -> list[str]:
+        p = []
+        if self.method not in METHODS:
+            p.append(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
+        if not self.budget_seconds > 0:
+            p.append(f"the budget must be positive, got {self.budget_seconds:g} s")
+        if not 0 < self.search_fraction <= 1:
+            p.append(f"search_fraction must be in (0, 1], got {self.search_fraction}")
+        if not self.eval_timeout > 0:
+            p.append(f"the evaluation timeout must be positive, got {self.eval_timeout:g} s")
+        if self.memory_bytes < 64 * 2 ** 20:
+            p.append(f"the memory limit must be at least 64 MB, got {self.memory_bytes / 2**20:.0f} MB")
+        if self.workers is not None and self.workers < 1:
+            p.append(f"workers must be at least 1, got {self.workers}")
+        for name in ("population", "tournament_size", "species_size", "batch_size", "max_depth",
+                     "final_candidates", "fidelity_steps"):
+            if getattr(self, name) < 1:
+                p.append(f"{name} must be at least 1, got {getattr(self, name)}")
+        if not 0 <= self.elitism < self.population:
+            p.append(f"elitism must be in [0, population), got {self.elitism}")
+        for name in ("crossover_rate", "mutation_rate", "inter_species_rate"):
+            if not 0 <= getattr(self, name) <= 1:
+                p.append(f"{name} must be in [0, 1], got {getattr(self, name)}")
+        if not self.species or any(s not in range(1, 9) for s in self.species) \
+                or len(set(self.species)) != len(self.species):
+            p.append(f"species must be distinct numbers in 1..8, got {self.species}")
+        if self.method == "spggp" and len(self.species) < 2 and self.inter_species_rate > 0:
+            p.append("inter-species crossover needs at least two species")
+        return p
+
+    @property
+    def search_seconds(self) -> float:
+        return self.budget_seconds * self.search_fraction
+
+    @property
+    def worker_count(self) -> int:
+        return self.workers or os.cpu_count() or 1
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["species"] = list(self.species)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "RunConfig":
+        names = {f.name for f in dataclasses.fields(cls)}
+        kwargs = {k: v for k, v in d.items() if k in names}
+        if "species" in kwargs:
+            kwargs["species"] = tuple(kwargs["species"])
+        return cls(**kwargs)
+
+    def replace(self, **changes) -> "RunConfig":
+        return dataclasses.replace(self, **changes)

@@ -1,0 +1,132 @@
+"""Grammar-based genetic programming (Auto-MEKA_GGP, thesis §5.3.1.3, Alg. 5.1).
+
+Generational: ramped half-and-half initialisation; tournament selection (size 2);
+elitism; Whigham crossover (P_c) and mutation (P_m, one draw for both children);
+a restart with a fresh population when the best phenotype has not changed for
+``restart_patience`` generations after at least ``restart_min_generations``. The
+best individual before each restart is archived for the final choice. Elites and
+unchanged children are re-evaluated through the loop's cache, which is free on the
+same split and gives them a fair score after a resample.
+"""
+from __future__ import annotations
+
+import numpy as np
+from deap import tools
+
+from .individual import Individual
+from .method import SearchMethod, best_of, elites, register_method, tournament
+
+
+class Breeder:
+    """Selection and variation over one pool (a population, or one species)."""
+
+    def __init__(self, method: SearchMethod):
+        self.method = method
+        self.config = method.config
+
+    def crossover(self, p1: Individual, p2: Individual, pool: list[Individual],
+                  rng: np.random.Generator) -> tuple[Individual, Individual] | None:
+        """Whigham crossover; when the parents share no rule, redraw the mate (authors' code)."""
+        for _ in range(10):
+            children = p1.crossover(p2, self.method.variation, rng)
+            if children is not None:
+                return children
+            p2 = tournament(pool, self.config.tournament_size, rng)
+        return None
+
+    def breed(self, pool: list[Individual], n: int, rng: np.random.Generator, species: int | None = None,
+              mate_for=None) -> list[Individual]:
+        """``n`` offspring of ``pool``: elites first, then pairs of varied children.
+
+        ``mate_for(parent, rng)``, when given, replaces the plain crossover (spGGP's
+        inter-species crossover plugs in here).
+        """
+        cfg = self.config
+        new = [Individual(e.tree, e.species) for e in elites(pool, min(cfg.elitism, n))]
+        while len(new) < n:
+            p1 = tournament(pool, cfg.tournament_size, rng)
+            p2 = tournament(pool, cfg.tournament_size, rng)
+            children = None
+            if rng.random() < cfg.crossover_rate:
+                children = mate_for(p1, p2, rng) if mate_for else self.crossover(p1, p2, pool, rng)
+            if children is None:
+                children = (Individual(p1.tree, p1.species), Individual(p2.tree, p2.species))
+            if species is not None:
+                children = tuple(Individual(c.tree, species) for c in children)
+            if rng.random() < cfg.mutation_rate:
+                children = tuple(c.mutate(self.method.variation, rng) for c in children)
+            new.append(children[0])
+            if len(new) < n:
+                new.append(children[1])
+        return new
+
+
+class Convergence:
+    """The restart test of the thesis, for one population (or one species)."""
+
+    def __init__(self, patience: int, min_generations: int):
+        self.patience = patience
+        self.min_generations = min_generations
+        self.history: list[str] = []
+        self.generations = 0  # generations bred since the last (re)start
+        self.restarts = 0
+
+    def record(self, best_phenotype: str) -> None:
+        self.history = (self.history + [best_phenotype])[-self.patience:]
+
+    def step(self) -> bool:
+        """Count one generation; True when the population should restart now."""
+        self.generations += 1
+        converged = (self.generations >= self.min_generations and len(self.history) == self.patience
+                     and len(set(self.history)) == 1)
+        if converged:
+            self.generations, self.history = 0, []
+            self.restarts += 1
+        return converged
+
+
+@register_method
+class GGP(SearchMethod):
+    name = "ggp"
+    resamples = True
+
+    def __init__(self, config, policy=None):
+        super().__init__(config, policy)
+        self.population: list[Individual] = []
+        self.convergence = Convergence(config.restart_patience, config.restart_min_generations)
+        self.restart_archive: list[Individual] = []
+        self.hall = tools.HallOfFame(config.final_candidates)
+
+    def fresh(self, rng: np.random.Generator, species: int | None = None, n: int | None = None) -> list[Individual]:
+        trees = self.variation.population(n or self.config.population, rng, species, self.config.min_init_depth)
+        return [Individual(t, species) for t in trees]
+
+    def ask(self, rng):
+        if not self.population:
+            return self.fresh(rng)
+        if self.convergence.step():
+            self.restart_archive.append(best_of(self.population))
+            return self.fresh(rng)
+        return Breeder(self).breed(self.population, self.config.population, rng)
+
+    def tell(self, evaluated):
+        self.population = list(evaluated)
+        self.convergence.record(best_of(self.population).phenotype)
+        self.hall.update(self.population)
+
+    def archive(self):
+        return _distinct(self.restart_archive + [best_of(self.population)] + list(self.hall)
+                         if self.population else self.restart_archive)
+
+    def stats(self):
+        return {"restarts": self.convergence.restarts, "species": None}
+
+
+def _distinct(candidates: list[Individual]) -> list[Individual]:
+    seen: set[str] = set()
+    out = []
+    for c in candidates:
+        if c.phenotype not in seen:
+            seen.add(c.phenotype)
+            out.append(c)
+    return out

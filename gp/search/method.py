@@ -1,0 +1,117 @@
+"""The one seam between the search loop and a search method: ask / tell.
+
+The loop (:mod:`gp.search.loop`) is the same for every method. It asks the method
+for a batch of individuals, evaluates them (cache, workers, limits, deadline — none
+of which a method sees), tells the method their fitness, logs, checkpoints, and at
+the end re-evaluates the method's :meth:`~SearchMethod.archive` on a fresh split.
+Methods differ only in how they propose candidates:
+
+* GGP and speciated GGP breed the told population with tournament selection and
+  Whigham crossover and mutation (:mod:`gp.search.ggp`, :mod:`gp.search.spggp`);
+* random search samples fresh derivations (:mod:`gp.search.sampling`);
+* beam search mutates the incumbent (:mod:`gp.search.beam`).
+
+Every new tree comes from a :class:`~gp.generate.TreeGenerator` driven by the
+method's :class:`~gp.policy.SamplingPolicy`. A *learning* policy — PBIL's
+probability vectors, a Bayesian-optimisation acquisition, a real-coded GA's genome
+— is added by implementing :class:`~gp.policy.SamplingPolicy` (its ``update`` hook
+receives every told batch) and registering a method that samples with it, as
+random search does with the uniform policy: the loop, the evaluation engine and the
+CLI do not change. Everything a method keeps between generations (populations,
+counters, the policy's state) is plain picklable state, so the loop's checkpoint
+is ``pickle(method)``; the grammar-derived generators are re-attached on resume.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import ClassVar
+
+import numpy as np
+
+from gp.binding import DatasetMeta
+from gp.grammar import Grammar
+from gp.policy import SamplingPolicy, UniformPolicy
+
+from .config import RunConfig
+from .individual import Individual
+from .variation import Variation
+
+METHODS: dict[str, type["SearchMethod"]] = {}
+
+
+def register_method(cls: type["SearchMethod"]) -> type["SearchMethod"]:
+    METHODS[cls.name] = cls
+    return cls
+
+
+class SearchMethod(ABC):
+    #: the --method name
+    name: ClassVar[str]
+    #: whether the loop redraws the learning/validation split every ``config.resample_every``
+    #: generations for this method (the thesis resamples for GGP and spGGP only)
+    resamples: ClassVar[bool] = False
+
+    def __init__(self, config: RunConfig, policy: SamplingPolicy | None = None):
+        self.config = config
+        self.policy = policy or UniformPolicy()
+        self.variation: Variation | None = None
+
+    def attach(self, grammar: Grammar, meta: DatasetMeta) -> "SearchMethod":
+        """Connect to the run's grammar (at start, and again after a checkpoint is loaded)."""
+        self.variation = Variation(grammar, meta, self.config.max_depth, self.policy)
+        return self
+
+    @abstractmethod
+    def ask(self, rng: np.random.Generator) -> list[Individual]:
+        """The next batch (generation) to evaluate."""
+
+    @abstractmethod
+    def tell(self, evaluated: list[Individual]) -> None:
+        """The batch returned by :meth:`ask`, each individual with its fitness set."""
+
+    @abstractmethod
+    def archive(self) -> list[Individual]:
+        """Candidates for the final choice (re-evaluated on a fresh split by the loop)."""
+
+    def stats(self) -> dict:
+        """Extra per-generation statistics: ``{"restarts": int, "species": {...} | None}``."""
+        return {"restarts": 0, "species": None}
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state["variation"] = None  # rebuilt by attach(); grammars are not checkpointed
+        return state
+
+
+def make_method(config: RunConfig, grammar: Grammar, meta: DatasetMeta,
+                policy: SamplingPolicy | None = None) -> SearchMethod:
+    from . import beam, ggp, sampling, spggp  # noqa: F401 - register the methods
+
+    if config.method not in METHODS:
+        raise ValueError(f"unknown method {config.method!r}; known: {', '.join(sorted(METHODS))}")
+    return METHODS[config.method](config, policy).attach(grammar, meta)
+
+
+def tournament(pool: list[Individual], size: int, rng: np.random.Generator) -> Individual:
+    """Tournament selection: ``size`` draws with replacement, the fittest wins (ties: first drawn).
+
+    Written here rather than taken from ``deap.tools.selTournament`` because DEAP's
+    selectors draw from Python's global ``random`` module, and a run must depend on
+    its one explicit numpy Generator only.
+    """
+    picks = rng.integers(0, len(pool), size=size)
+    best = pool[int(picks[0])]
+    for i in picks[1:]:
+        if pool[int(i)].score > best.score:
+            best = pool[int(i)]
+    return best
+
+
+def best_of(pool: list[Individual]) -> Individual:
+    """The fittest individual; ties go to the earlier one (elites come first)."""
+    return max(pool, key=lambda ind: ind.score)  # max keeps the first of equal keys
+
+
+def elites(pool: list[Individual], n: int) -> list[Individual]:
+    order = sorted(range(len(pool)), key=lambda i: (-pool[i].score, i))
+    return [pool[i] for i in order[:n]]

@@ -1,0 +1,382 @@
+"""What a run directory says: ``python cli.py inspect runs/NAME`` and its Python twin.
+
+Why a separate reader: a run directory must be readable while the run is still going,
+after it was killed (no ``final.json``, a half-written last log line), and years later
+without the code that wrote it. So everything here is derived from the files of the
+fixed run-directory schema alone — ``config.json``, ``evaluations.jsonl``,
+``generations.jsonl``, ``final.json`` and ``best/`` — never from a checkpoint or live
+objects. :func:`summarise` gathers the numbers (for tests and the Python API);
+:func:`render_inspect` prints them with rich.
+"""
+from __future__ import annotations
+
+import re
+
+import json
+import math
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any, Iterable, Optional, Sequence, Union
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from .plots import read_jsonl
+
+__all__ = ["ReportError", "summarise", "render_inspect", "MEASURES", "RUN_FILES"]
+
+PathLike = Union[str, Path]
+
+#: The measures shown in the top-10 table: column title → key in an evaluation's "measures".
+MEASURES = {"EM": "exact_match", "HL": "hamming_loss", "FM": "f1_macro", "RL": "ranking_loss"}
+#: Files of a run directory worth pointing at, in the order they are listed.
+RUN_FILES = ("best/phenotype.txt", "best/tree.txt", "best/tree.dot", "best/tree.png", "best/model.joblib",
+             "best/model.py", "convergence.png", "evaluations.jsonl", "generations.jsonl", "final.json",
+             "checkpoint.pkl")
+#: Settings shown on their own line; other RunConfig fields are listed compactly after them.
+_MAIN_SETTINGS = ("seed", "population", "budget_seconds", "workers", "fitness", "eval_timeout", "memory_bytes")
+TOP_N = 10
+PHENOTYPE_WIDTH = 70
+REASON_WIDTH = 80
+
+
+class ReportError(ValueError):
+    """The directory is not a readable run directory (the CLI exits with code 1)."""
+
+
+# -- reading ------------------------------------------------------------------------------
+
+
+def _read_json(path: Path) -> Optional[dict]:
+    """A JSON object from ``path``; None when missing or unreadable (e.g. half-written)."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _load_config(run: Path) -> dict:
+    if not run.is_dir():
+        raise ReportError(f"{run}: no such run directory")
+    cfg_path = run / "config.json"
+    if not cfg_path.is_file():
+        raise ReportError(f"{run}: not a run directory (no config.json)")
+    config = _read_json(cfg_path)
+    if config is None:
+        raise ReportError(f"{cfg_path}: not a valid JSON object")
+    return config
+
+
+# -- small helpers ------------------------------------------------------------------------
+
+
+def _finite(value: Any) -> Optional[float]:
+    """``value`` as a finite float, or None."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def _is_ok(rec: dict) -> bool:
+    return rec.get("status") == "ok" and _finite(rec.get("fitness")) is not None
+
+
+def short_reason(reason: Any, width: int = REASON_WIDTH) -> str:
+    """The first non-empty line of a failure reason, cut to ``width`` characters."""
+    lines = [ln.strip() for ln in str(reason or "").splitlines() if ln.strip()]
+    text = lines[0] if lines else "(no reason given)"
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _truncate(text: str, width: int = PHENOTYPE_WIDTH) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _plain(text: Any) -> Text:
+    """``text`` as a rich Text, so brackets in phenotypes, paths or reasons are not read as markup."""
+    return Text(str(text))
+
+
+def _fmt(value: Any, digits: int = 4) -> str:
+    x = _finite(value)
+    return "—" if x is None else f"{x:.{digits}f}"
+
+
+# -- the numbers --------------------------------------------------------------------------
+
+
+def _top(evaluations: Sequence[dict], n: int = TOP_N) -> list[dict]:
+    """The ``n`` best distinct phenotypes of the search phase (each at its best evaluation)."""
+    best: dict[str, dict] = {}
+    for rec in evaluations:
+        if rec.get("phase", "search") != "search" or not _is_ok(rec):
+            continue
+        key = str(rec.get("phenotype", ""))
+        if key not in best or float(rec["fitness"]) > float(best[key]["fitness"]):
+            best[key] = rec
+    ranked = sorted(best.values(), key=lambda r: (-float(r["fitness"]), r.get("n", 0)))[:n]
+    return [{"rank": i, "phenotype": r.get("phenotype", ""), "fitness": float(r["fitness"]),
+             "measures": dict(r.get("measures") or {}), "fit_time": _finite(r.get("fit_time")),
+             "generation": r.get("generation"), "species": r.get("species"), "n": r.get("n")}
+            for i, r in enumerate(ranked, start=1)]
+
+
+def _failures(evaluations: Sequence[dict], n: int = TOP_N) -> list[dict]:
+    counts = Counter((str(r.get("status")), short_reason(r.get("reason")))
+                     for r in evaluations if r.get("status") != "ok")
+    return [{"status": s, "reason": reason, "count": c} for (s, reason), c in counts.most_common(n)]
+
+
+def _species_stats(evaluations: Sequence[dict]) -> dict[int, dict]:
+    """Per species of the search phase: evaluations, failures, best and mean ok fitness."""
+    groups: dict[Any, list[dict]] = defaultdict(list)
+    for rec in evaluations:
+        if rec.get("species") is not None and rec.get("phase", "search") == "search":
+            groups[rec["species"]].append(rec)
+    stats = {}
+    for sid in sorted(groups, key=lambda s: (str(type(s)), s)):
+        recs = groups[sid]
+        ok = [r for r in recs if _is_ok(r)]
+        top = max(ok, key=lambda r: float(r["fitness"]), default=None)
+        stats[sid] = {"evaluations": len(recs), "failures": sum(r.get("status") != "ok" for r in recs),
+                      "best_fitness": float(top["fitness"]) if top else None,
+                      "mean_fitness": sum(float(r["fitness"]) for r in ok) / len(ok) if ok else None,
+                      "best_phenotype": top.get("phenotype") if top else None}
+    return stats
+
+
+def _elapsed(final: Optional[dict], evaluations: Sequence[dict], generations: Sequence[dict]) -> Optional[float]:
+    if final and _finite(final.get("time")) is not None:
+        return float(final["time"])
+    times = [t for t in (_finite(r.get("time")) for r in (*evaluations, *generations)) if t is not None]
+    return max(times) if times else None
+
+
+def _counts(final: Optional[dict], evaluations: Sequence[dict], generations: Sequence[dict]) -> dict:
+    """Final counts when the run finished, otherwise counted from the logs."""
+    derived = {"evaluations": len(evaluations),
+               "failed": sum(r.get("status") != "ok" for r in evaluations),
+               "cached": int(sum(_finite(g.get("cached")) or 0 for g in generations)),
+               "generations": len(generations)}
+    recorded = (final or {}).get("counts") or {}
+    counts = {k: int(recorded[k]) if _finite(recorded.get(k)) is not None else v for k, v in derived.items()}
+    elapsed = _elapsed(final, evaluations, generations)
+    counts["elapsed_seconds"] = elapsed
+    counts["evaluations_per_minute"] = counts["evaluations"] / (elapsed / 60.0) if elapsed else None
+    return counts
+
+
+def _best(final: Optional[dict], top: Sequence[dict]) -> Optional[dict]:
+    winner = (final or {}).get("winner")
+    if isinstance(winner, dict) and winner.get("phenotype"):
+        return {"phenotype": winner["phenotype"], "fitness": _finite(winner.get("valid_fitness")),
+                "measures": dict(winner.get("valid_measures") or {}), "species": winner.get("species"),
+                "source": "final.json"}
+    if top:
+        t = top[0]
+        return {"phenotype": t["phenotype"], "fitness": t["fitness"], "measures": t["measures"],
+                "species": t["species"], "source": "evaluations.jsonl", "generation": t["generation"]}
+    return None
+
+
+def _status(run: Path, final: Optional[dict], generations: Sequence[dict]) -> dict:
+    last = generations[-1].get("generation") if generations else None
+    if final is not None and final.get("status") == "finished":
+        return {"state": "finished", "last_generation": last, "resume": None}
+    return {"state": "interrupted", "last_generation": last,
+            "resume": f"python cli.py evolve --resume {run}"}
+
+
+def summarise(run_dir: PathLike) -> dict:
+    """Everything ``inspect`` shows, as plain data.
+
+    Keys: ``run_dir``, ``method``, ``grammar``, ``data``, ``config``, ``versions``, ``argv``,
+    ``started``, ``status`` ({state: finished|interrupted, last_generation, resume}),
+    ``best`` (phenotype, fitness, measures, species, source; or None), ``top`` (up to 10
+    distinct search-phase phenotypes, best first), ``failures`` ([{status, reason, count}],
+    up to 10), ``counts`` (evaluations, failed, cached, generations, elapsed_seconds,
+    evaluations_per_minute), ``species`` ({id: {evaluations, failures, best_fitness,
+    mean_fitness, best_phenotype}}, empty for unspeciated runs), ``test`` (final.json's
+    test block or None) and ``files`` (relative name → path, existing files only).
+    Raises :class:`ReportError` when ``run_dir`` is not a run directory.
+    """
+    run = Path(run_dir)
+    config = _load_config(run)
+    evaluations = read_jsonl(run / "evaluations.jsonl")
+    generations = read_jsonl(run / "generations.jsonl")
+    final = _read_json(run / "final.json")
+    top = _top(evaluations)
+    return {
+        "run_dir": str(run),
+        "method": config.get("method"),
+        "grammar": config.get("grammar"),
+        "data": dict(config.get("data") or {}),
+        "config": dict(config.get("config") or {}),
+        "versions": dict(config.get("versions") or {}),
+        "argv": list(config.get("argv") or []),
+        "started": config.get("started"),
+        "status": _status(run, final, generations),
+        "best": _best(final, top),
+        "top": top,
+        "failures": _failures(evaluations),
+        "counts": _counts(final, evaluations, generations),
+        "species": _species_stats(evaluations),
+        "test": (final or {}).get("test") if isinstance((final or {}).get("test"), dict) else None,
+        "files": {name: str(run / name) for name in RUN_FILES if (run / name).is_file()},
+    }
+
+
+# -- rendering ----------------------------------------------------------------------------
+
+
+def _kv_table(title: str, rows: Iterable[tuple[str, str]]) -> Table:
+    table = Table(title=f"{title}", title_justify="left", title_style="bold", show_header=False, box=None, pad_edge=False)
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(overflow="fold")
+    for key, value in rows:
+        table.add_row(_plain(key), _plain(value))
+    return table
+
+
+def _data_line(data: dict) -> str:
+    shape = (f"{data.get('n_instances', '?')} instances × {data.get('n_features', '?')} features, "
+             f"{data.get('n_labels', '?')} labels")
+    where = f" ({data['path']})" if data.get("path") else ""
+    test = f"; test: {data['test']}" if data.get("test") else ""
+    return f"{data.get('name', '?')}{where}: {shape}{test}"
+
+
+def _config_rows(s: dict) -> list[tuple[str, str]]:
+    cfg = s["config"]
+    rows = [("method", str(s["method"])), ("grammar", str(s["grammar"])), ("data", _data_line(s["data"]))]
+    rows += [(key, str(cfg[key])) for key in _MAIN_SETTINGS if key in cfg]
+    others = ", ".join(f"{k}={v}" for k, v in cfg.items() if k not in _MAIN_SETTINGS)
+    if others:
+        rows.append(("other settings", others))
+    if s["versions"]:
+        rows.append(("versions", ", ".join(f"{k} {v}" for k, v in s["versions"].items())))
+    if s["started"]:
+        rows.append(("started", str(s["started"])))
+    return rows
+
+
+def _status_text(s: dict) -> str:
+    st = s["status"]
+    if st["state"] == "finished":
+        return "[green]finished[/green]"
+    where = (f"at generation {st['last_generation']}" if st["last_generation"] is not None
+             else "before the first generation finished")
+    return f"[yellow]interrupted {where}[/yellow]\n  resume with: [bold]{escape(st['resume'])}[/bold]"
+
+
+def _render_best(s: dict, run: Path, console: Console) -> None:
+    best = s["best"]
+    console.print("\n[bold]Best individual[/bold]")
+    if best is None:
+        console.print("  none yet (no successful evaluation)")
+        return
+    species = f", species {best['species']}" if best.get("species") is not None else ""
+    console.print(Text(f"  fitness {_fmt(best['fitness'])} (from {best['source']}{species})"))
+    measures = "  ".join(f"{col} {_fmt(best['measures'].get(key))}" for col, key in MEASURES.items())
+    console.print(Text(f"  {measures}"))
+    console.print(Text(f"  phenotype: {best['phenotype']}"), overflow="fold")
+    tree_file = run / "best" / "tree.txt"
+    if tree_file.is_file():
+        tree = tree_file.read_text(encoding="utf-8", errors="replace").rstrip("\n")
+        console.print(Text("\n".join("    " + line for line in tree.splitlines())))
+    else:
+        console.print("  tree: none yet (best/tree.txt is written when the run finishes)")
+
+
+_NUMBER = re.compile(r"(?<![\w.])-?\d+\.\d{5,}(?:[eE][-+]?\d+)?(?![\w.])")
+
+
+def _compact(phenotype: str) -> str:
+    """Long reals shortened to 4 significant digits, for tables (the full text is in the logs)."""
+    return _NUMBER.sub(lambda m: f"{float(m.group(0)):.4g}", phenotype)
+
+
+def _top_table(s: dict, width: int = 160) -> Table:
+    """Measures only when the console is wide enough; the phenotype always gets the room left."""
+    measures = MEASURES if width >= 120 else {}
+    has_species = any(row["species"] is not None for row in s["top"])
+    table = Table(title=f"Top {TOP_N} distinct phenotypes (search phase, validation fitness)",
+                  title_justify="left", title_style="bold")
+    for col in ("#", "fitness", *measures, "fit s", "gen", *(("sp",) if has_species else ())):
+        table.add_column(col, justify="right", no_wrap=True, min_width=len(col))
+    table.add_column("phenotype", overflow="fold", ratio=1)
+    for row in s["top"]:
+        table.add_row(str(row["rank"]), _fmt(row["fitness"]),
+                      *(_fmt(row["measures"].get(key)) for key in measures.values()),
+                      _fmt(row["fit_time"], 2), str(row["generation"] if row["generation"] is not None else "—"),
+                      *((str(row["species"] if row["species"] is not None else "—"),) if has_species else ()),
+                      _plain(_truncate(_compact(str(row["phenotype"])))))
+    return table
+
+
+def _failure_table(s: dict) -> Table:
+    table = Table(title="Failures by reason", title_justify="left", title_style="bold")
+    table.add_column("count", justify="right")
+    table.add_column("status")
+    table.add_column("reason", overflow="fold", ratio=1)
+    for row in s["failures"]:
+        table.add_row(str(row["count"]), _plain(row["status"]), _plain(row["reason"]))
+    return table
+
+
+def _count_rows(s: dict) -> list[tuple[str, str]]:
+    c = s["counts"]
+    elapsed = c["elapsed_seconds"]
+    rate = c["evaluations_per_minute"]
+    return [("evaluations", str(c["evaluations"])), ("failed", str(c["failed"])), ("cached", str(c["cached"])),
+            ("generations", str(c["generations"])),
+            ("elapsed", "—" if elapsed is None else f"{elapsed / 60:.1f} min"),
+            ("evaluations per minute", "—" if rate is None else f"{rate:.1f}")]
+
+
+def _species_table(s: dict) -> Table:
+    table = Table(title="Species", title_justify="left", title_style="bold")
+    for col in ("species", "evaluations", "failures", "best", "mean ok"):
+        table.add_column(col, justify="right", no_wrap=True, min_width=len(col))
+    table.add_column("best phenotype", overflow="fold", ratio=1)
+    for sid, st in s["species"].items():
+        table.add_row(str(sid), str(st["evaluations"]), str(st["failures"]), _fmt(st["best_fitness"]),
+                      _fmt(st["mean_fitness"]), _plain(_truncate(str(st["best_phenotype"] or "—"))))
+    return table
+
+
+def _test_rows(test: dict) -> list[tuple[str, str]]:
+    rows = [("source", str(test.get("source", "?"))), ("instances", str(test.get("n_instances", "?")))]
+    measures = test.get("measures") or {}
+    rows += [(name, _fmt(value)) for name, value in measures.items()]
+    return rows
+
+
+def render_inspect(run_dir: PathLike, console: Console) -> None:
+    """Print the report of a run directory on a ``rich.console.Console``.
+
+    Raises :class:`ReportError` when ``run_dir`` is missing or has no ``config.json``.
+    """
+    s = summarise(run_dir)
+    run = Path(run_dir)
+    console.print(f"[bold]Run {escape(str(run))}[/bold]", highlight=False)
+    console.print(_kv_table("Configuration", _config_rows(s)))
+    console.print(f"\n[bold]Status:[/bold] {_status_text(s)}", highlight=False)
+    _render_best(s, run, console)
+    sections = [
+        _top_table(s, console.width) if s["top"] else "No successful search-phase evaluation yet.",
+        _failure_table(s) if s["failures"] else "No failed evaluations.",
+        _kv_table("Counts", _count_rows(s)),
+        _species_table(s) if s["species"] else None,
+        _kv_table("Test set", _test_rows(s["test"])) if s["test"] else None,
+        _kv_table("Files", list(s["files"].items()) or [("none", "")]),
+    ]
+    for section in sections:
+        if section is not None:
+            console.print()
+            console.print(section)

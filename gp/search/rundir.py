@@ -1,0 +1,170 @@
+"""The run directory: what a run leaves behind, written so that nothing is lost.
+
+``config.json`` (every parameter, seed, versions), ``evaluations.jsonl`` (one line
+per finished evaluation, appended and flushed as it finishes), ``generations.jsonl``,
+``checkpoint.pkl`` (the whole search state after every generation, written to a
+temporary file, fsync'ed and renamed, so a kill at any moment leaves either the old
+or the new checkpoint, never a torn one), ``final.json`` and the ``best/`` folder.
+The file formats are documented in ``gp/search/README.md``.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import pickle
+import platform
+import sys
+from pathlib import Path
+from typing import Any
+
+CONFIG, EVALUATIONS, GENERATIONS, CHECKPOINT, FINAL, BEST = (
+    "config.json", "evaluations.jsonl", "generations.jsonl", "checkpoint.pkl", "final.json", "best")
+
+
+def default_run_name(method: str) -> str:
+    return f"{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}-{method}"
+
+
+def library_versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": sys.version.split()[0], "platform": platform.platform()}
+    for dist in ("ggp-automl", "numpy", "scipy", "scikit-learn", "scikit-multilearn-ng", "deap", "lark",
+                 "dask", "distributed", "joblib", "networkx", "matplotlib", "rich"):
+        try:
+            out[dist] = version(dist)
+        except PackageNotFoundError:
+            out[dist] = "not installed"
+    return out
+
+
+def _json_default(value: Any):
+    import numpy as np
+
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (set, tuple, frozenset)):
+        return list(value)
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    try:  # make the rename itself durable
+        fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    """Every complete record; a line torn by a kill (always the last) is skipped."""
+    if not path.exists():
+        return []
+    records = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return records
+
+
+class RunDirectory:
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self._files: dict[str, Any] = {}
+
+    # -- creation ----------------------------------------------------------------
+    def create(self, config_record: dict, *, allow_existing: bool = False) -> None:
+        if self.path.exists() and any(self.path.iterdir()) and not allow_existing:
+            raise FileExistsError(f"{self.path} already holds a run; choose another --out, or continue it with "
+                                  f"--resume {self.path}")
+        (self.path / BEST).mkdir(parents=True, exist_ok=True)
+        _atomic_write(self.path / CONFIG, json.dumps(config_record, indent=2, default=_json_default).encode())
+
+    @property
+    def exists(self) -> bool:
+        return (self.path / CONFIG).exists()
+
+    def config(self) -> dict:
+        return json.loads((self.path / CONFIG).read_text(encoding="utf-8"))
+
+    # -- append-only logs ----------------------------------------------------------
+    def _append(self, name: str, record: dict) -> None:
+        f = self._files.get(name)
+        if f is None:
+            self.repair(name)
+            f = self._files[name] = open(self.path / name, "a", encoding="utf-8")
+        f.write(json.dumps(record, default=_json_default, allow_nan=True) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+    def repair(self, name: str) -> None:
+        """Cut a torn last line (a kill in mid-write) so that appended records stay parseable."""
+        p = self.path / name
+        if not p.exists():
+            return
+        data = p.read_bytes()
+        if data and not data.endswith(b"\n"):
+            cut = data.rfind(b"\n") + 1
+            with open(p, "r+b") as f:
+                f.truncate(cut)
+
+    def append_evaluation(self, record: dict) -> None:
+        self._append(EVALUATIONS, record)
+
+    def append_generation(self, record: dict) -> None:
+        self._append(GENERATIONS, record)
+
+    def evaluations(self) -> list[dict]:
+        return read_jsonl(self.path / EVALUATIONS)
+
+    def generations(self) -> list[dict]:
+        return read_jsonl(self.path / GENERATIONS)
+
+    def truncate_generations(self, count: int) -> None:
+        """Keep the first ``count`` generation records (those covered by the checkpoint)."""
+        records = self.generations()[:count]
+        text = "".join(json.dumps(r, default=_json_default) + "\n" for r in records)
+        self.close()
+        _atomic_write(self.path / GENERATIONS, text.encode())
+
+    # -- checkpoint ----------------------------------------------------------------
+    def save_checkpoint(self, state: Any) -> None:
+        _atomic_write(self.path / CHECKPOINT, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def load_checkpoint(self) -> Any | None:
+        p = self.path / CHECKPOINT
+        if not p.exists():
+            return None
+        with open(p, "rb") as f:
+            return pickle.load(f)
+
+    # -- results -------------------------------------------------------------------
+    def write_json(self, name: str, record: dict) -> None:
+        _atomic_write(self.path / name, json.dumps(record, indent=2, default=_json_default).encode())
+
+    def write_text(self, name: str, text: str) -> Path:
+        p = self.path / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        _atomic_write(p, text.encode())
+        return p
+
+    def close(self) -> None:
+        for f in self._files.values():
+            f.close()
+        self._files.clear()

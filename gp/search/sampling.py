@@ -1,0 +1,34 @@
+"""Random search (Auto-MEKA_RS, thesis §6.1.3): batches sampled from the grammar.
+
+Each iteration draws ``batch_size`` distinct derivations (ramped half-and-half)
+from the method's sampling policy; the best of every batch is kept for the final
+choice. With the uniform policy this is the thesis's baseline; a learning policy
+(PBIL, BO) turns the same method into a model-based search, because every told
+batch is passed to :meth:`gp.policy.SamplingPolicy.update`.
+"""
+from __future__ import annotations
+
+from .individual import Individual
+from .method import SearchMethod, best_of, register_method
+
+
+@register_method
+class RandomSearch(SearchMethod):
+    name = "random"
+
+    def __init__(self, config, policy=None):
+        super().__init__(config, policy)
+        self.batch_bests: list[Individual] = []
+
+    def ask(self, rng):
+        trees = self.variation.population(self.config.batch_size, rng, None, self.config.min_init_depth)
+        return [Individual(t) for t in trees]
+
+    def tell(self, evaluated):
+        self.policy.update([i.tree for i in evaluated], [i.score for i in evaluated])
+        self.batch_bests.append(best_of(evaluated))
+        # keep only what the final choice can use
+        self.batch_bests = sorted(self.batch_bests, key=lambda i: -i.score)[: self.config.final_candidates]
+
+    def archive(self):
+        return list(self.batch_bests)
