@@ -46,6 +46,13 @@ def _int_at_least(minimum: int, what: str):
 _positive_int = _int_at_least(1, "a whole number")
 _seed = _int_at_least(0, "an integer seed")
 
+def _fold(text: str) -> int:
+    value = _positive_int(text)
+    if value > 5:
+        raise argparse.ArgumentTypeError(f"folds are numbered 1 to 5, got {value}")
+    return value
+
+
 _DURATION_UNITS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
 _MEMORY_UNITS = {"": 2 ** 20, "b": 1, "k": 2 ** 10, "kb": 2 ** 10, "m": 2 ** 20, "mb": 2 ** 20, "g": 2 ** 30,
                  "gb": 2 ** 30, "kib": 2 ** 10, "mib": 2 ** 20, "gib": 2 ** 30}
@@ -349,7 +356,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                    "openml:NAME (default: the embedded synthetic dataset)")
     held_out = p.add_mutually_exclusive_group()
     held_out.add_argument("--test", metavar="FILE", help="test set, measured once with the final model")
-    held_out.add_argument("--fold", type=_positive_int, metavar="K",
+    held_out.add_argument("--fold", type=_fold, metavar="K",
                           help="hold out fold K of an iterative-stratified 5-fold split of --data as the test set")
     p.add_argument("--method", choices=METHODS, help="search method (default ggp)")
     p.add_argument("--budget", type=_duration, metavar="TIME", help="whole-run time budget, e.g. 90s, 10m, 1h "
@@ -412,7 +419,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # argparse's usage errors (2) and --help (0), as a return value
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     from evaluation.engine import EngineError
     from gp.errors import DataError, GrammarError
     from gp.search.report import ReportError

@@ -27,10 +27,14 @@ attributes are discretised by supervised MDL (Fayyad–Irani, ``useBetterEncodin
 GainRatioAttributeEval sets it; the project's :func:`spaces.slc._mdl.mdl_cut_points`);
 nominal attributes are used as their codes; a missing value is spread over the attribute's
 values in proportion to their frequency (WEKA's default ``missingMerge``); gain ratio =
-information gain / split entropy, 0 when the split entropy is 0. Ties keep
-the order WEKA's ``Utils.sort`` quicksort leaves them in (it matters: with hundreds of label
-sets MDL may accept no cut, and then every numeric attribute scores 0). The ranking is computed once per training set (on all its rows, as the authors rank
-the training fold before splitting it) and cached.
+information gain / split entropy, 0 when the split entropy is 0. Ties keep the order WEKA's
+``Utils.sort`` quicksort leaves them in, and the sums run in the Java code's order, because
+ties are common: with hundreds of label sets MDL may accept no cut, so every numeric
+attribute scores 0 (yeast: all 103), or many attributes score exactly 1 (genbase, medical).
+Checked against weka.jar 3.8 on 16 of the shared datasets: the same merits to the last bit
+and the same ranking. The ranking is computed once per training set (on all its rows, as
+the authors rank the training fold before splitting it) and cached; it costs about 5 s on
+yeast and 25 s on CAL500 (502 label sets for 502 rows: MDL cuts nearly every value).
 
 One deviation, on purpose: the authors' NIS learns on 5 and validates on 1 of 6 stratified
 folds (83/17); here NIS is the project's standard 80/20 :func:`evaluation.splits.holdout_split`,
@@ -252,8 +256,9 @@ def _frozen(a: np.ndarray) -> np.ndarray:
 class Fidelity:
     """The data one period shows the candidates: kept columns, learning and validation rows.
 
-    Indices refer to the training set the view was made from. ``step`` is 0 for
-    :func:`full_view` (the final re-evaluation, outside the schedule).
+    Indices refer to the training set the view was made from; the arrays are sorted and
+    read-only. ``step`` is 0 for :func:`full_view` (the final re-evaluation, outside the
+    schedule). Compare views by ``key`` (``eq=False``: ``==`` on array fields is ambiguous).
     """
 
     step: int
@@ -326,6 +331,8 @@ class FidelitySchedule:
             raise ValueError("elapsed is NaN")
         if elapsed <= 0:
             return 1
+        if elapsed >= budget:
+            return self.steps
         return min(self.steps, int(math.floor(elapsed * self.steps / budget)) + 1)
 
     def _check_step(self, step: int) -> int:

@@ -88,8 +88,23 @@ def _thread_pools() -> ThreadpoolController:
     return _CONTROLLER
 
 
-def _child(conn, fn: Callable, args: tuple, limits: Limits) -> None:
+def _die_with_parent() -> None:
+    """Linux: the kernel kills this child when its parent dies (a ``kill -9`` of the search
+    must not leave candidates running for minutes with nobody waiting for them)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the parent's own cleanup still applies
+        pass
+
+
+def _child(conn, fn: Callable, args: tuple, limits: Limits, parent: int) -> None:
     os.setsid()  # own process group: the parent can kill everything the candidate starts
+    _die_with_parent()
+    if os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(1)
     if limits.quiet:  # a candidate's warnings and prints must not garble the search's display
         import faulthandler
 
@@ -151,7 +166,7 @@ def run_isolated(fn: Callable, args: tuple = (), limits: Limits = Limits()) -> O
     ctx = mp.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
     start = time.perf_counter()
-    proc = ctx.Process(target=_child, args=(send, fn, args, limits), daemon=True)
+    proc = ctx.Process(target=_child, args=(send, fn, args, limits, os.getpid()), daemon=True)
     proc.start()
     with _LIVE_LOCK:
         _LIVE[proc.pid] = proc

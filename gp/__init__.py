@@ -11,3 +11,12 @@ from .tree import Leaf, Node
 __all__ = ["BoundGrammar", "ChoiceContext", "DatasetMeta", "Grammar", "GrammarError", "Leaf", "Node",
            "PhenotypeError", "SamplingPolicy", "TreeGenerator", "UniformPolicy", "load_grammar",
            "parse_grammar", "parse_phenotype"]
+
+
+def __getattr__(name: str):
+    # The estimator pulls in the search stack (scikit-learn, DEAP, Dask); import it on demand.
+    if name == "GrammarAutoML":
+        from .automl import GrammarAutoML
+
+        return GrammarAutoML
+    raise AttributeError(f"module 'gp' has no attribute {name!r}")

@@ -250,5 +250,6 @@ def test_step_at_boundaries():
         assert s.step_at(elapsed, budget) == step, elapsed
     assert [FidelitySchedule(steps=3).step_at(t, 3.0) for t in (0, 0.99, 1, 2, 3)] == [1, 1, 2, 3, 3]
     assert FidelitySchedule(steps=1).step_at(10.0, 5.0) == 1
+    assert s.step_at(float("inf"), budget) == 5
     with pytest.raises(ValueError, match="budget"):
         s.step_at(1.0, 0.0)

@@ -71,7 +71,7 @@ def finish(loop: SearchLoop) -> SearchOutcome:
         loop.run_dir.close()
     loop.observer.on_phase("done")
     loop.observer.on_end(final)
-    return SearchOutcome(winner, final, fit.model if fit is not None and fit.ok else None, archive)
+    return SearchOutcome(winner, final, fit.model if fit is not None and fit.ok else None, archive, loop.history)
 
 
 def write_best(loop: SearchLoop, winner, model) -> list[str]:

@@ -95,6 +95,8 @@ class SearchOutcome:
     final: dict
     model: object = None
     archive: list[dict] = field(default_factory=list)
+    #: the generation records of this session (the run directory holds every session's)
+    history: list[dict] = field(default_factory=list)
 
 
 class SearchLoop:
@@ -114,6 +116,7 @@ class SearchLoop:
         self._views: dict[tuple, tuple[str, Split]] = {}
         self._restored = {(r["split"], r["phenotype"]): result_from_record(r) for r in restored}
         self._resumed = bool(restored) or state.generation > 0
+        self.history: list[dict] = []
         self.t0 = time.time() - state.elapsed
 
     # -- clock -----------------------------------------------------------------------
@@ -237,6 +240,7 @@ class SearchLoop:
         st.generation = g + 1
         st.elapsed = self.now()
         st.generations_logged += 1
+        self.history.append(record)
         if self.run_dir is not None:
             self.run_dir.append_generation(record)
             self.run_dir.save_checkpoint(st)
