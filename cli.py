@@ -349,7 +349,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Search a grammar's space of multi-label classifiers. Without --data the "
                                    "embedded synthetic dataset is used; without --grammar, grammars/large.bnf.")
     from evaluation.metrics import fitness_names
-    from gp.search.config import METHODS
+    from gp.search.method import known_methods
 
     p.add_argument("--grammar", metavar="FILE", help=f"search space (default {DEFAULT_GRAMMAR.relative_to(ROOT)})")
     p.add_argument("--data", metavar="FILE", help="training data: ARFF (MULAN with .xml, MEKA with -C q), CSV or "
@@ -358,7 +358,7 @@ def build_parser() -> argparse.ArgumentParser:
     held_out.add_argument("--test", metavar="FILE", help="test set, measured once with the final model")
     held_out.add_argument("--fold", type=_fold, metavar="K",
                           help="hold out fold K of an iterative-stratified 5-fold split of --data as the test set")
-    p.add_argument("--method", choices=METHODS, help="search method (default ggp)")
+    p.add_argument("--method", choices=known_methods(), help="search method (default ggp)")
     p.add_argument("--budget", type=_duration, metavar="TIME", help="whole-run time budget, e.g. 90s, 10m, 1h "
                                                                     "(default 10m)")
     p.add_argument("--eval-timeout", type=_duration, metavar="TIME",

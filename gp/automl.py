@@ -73,11 +73,11 @@ class GrammarAutoML(MultiOutputMixin, ClassifierMixin, BaseEstimator):
     def fit(self, X, Y) -> "GrammarAutoML":
         from evaluation.data import from_arrays
         from gp.search.progress import RichProgress
-        from gp.search.run import RunData, _described, start
+        from gp.search.run import RunData, describe_data, start
 
         config = self._config()
         train = from_arrays(X, Y, categorical_features=self.categorical_features, name="fit(X, Y)")
-        data: RunData = _described(train, None, None, None, None, "arrays passed to fit")
+        data: RunData = describe_data(train, None, None, None, None, "arrays passed to fit")
         outcome = start(config, self.grammar, data, out=self.output_dir, write=self.output_dir is not None,
                         observers=[RichProgress()] if self.verbose else [], argv=["GrammarAutoML.fit"])
         if outcome.model is None:

@@ -24,7 +24,7 @@ from gp.search.ggp import Convergence
 from gp.search.individual import Individual
 from gp.search.loop import SearchLoop, SearchState
 from gp.search.method import best_of, elites, tournament
-from gp.search.run import RunData, default_dataset, _described
+from gp.search.run import describe_data, default_dataset
 
 from .conftest import GRAMMARS
 
@@ -63,7 +63,7 @@ class FakeEngine(EvaluationEngine):
 
 @pytest.fixture(scope="module")
 def data():
-    return _described(default_dataset(), None, None, None, None, "synthetic default")
+    return describe_data(default_dataset(), None, None, None, None, "synthetic default")
 
 
 @pytest.fixture(scope="module")
@@ -320,3 +320,28 @@ def test_resume_rejects_a_finished_run_and_a_changed_grammar(small, data, tmp_pa
         resume(tmp_path / "cut")
     with pytest.raises(RunError, match="not a run directory"):
         resume(tmp_path / "nowhere")
+
+
+def test_a_registered_method_runs_in_the_same_loop(small, data):
+    """The README's seam example: a new method needs ask/tell/archive and nothing else."""
+    from gp.search.method import SearchMethod, register_method
+
+    class FirstFound(SearchMethod):
+        name = "first-found-test"
+
+        def ask(self, rng):
+            return [Individual(t) for t in self.variation.population(self.config.batch_size, rng)]
+
+        def tell(self, evaluated):
+            self.policy.update([i.tree for i in evaluated], [i.score for i in evaluated])
+            self.best = best_of(evaluated + ([self.best] if getattr(self, "best", None) else []))
+
+        def archive(self):
+            return [self.best]
+
+    register_method(FirstFound)
+    config = RunConfig(method="first-found-test", batch_size=5, max_generations=3, budget_seconds=3600)
+    engine = FakeEngine()
+    loop = _loop(config, small, data, engine)
+    loop.search()
+    assert len(engine.calls) == 15 and loop.candidates()[0].score == max(fake_fitness(*c) for c in engine.calls)

@@ -10,6 +10,7 @@ import dataclasses
 import os
 from dataclasses import dataclass
 
+#: the built-in methods; more can be registered (:func:`gp.search.method.register_method`)
 METHODS = ("ggp", "spggp", "random", "beam")
 
 
@@ -65,8 +66,10 @@ class RunConfig:
 
     def problems(self) -> list[str]:
         p = []
-        if self.method not in METHODS:
-            p.append(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
+        from .method import known_methods
+
+        if self.method not in known_methods():
+            p.append(f"method must be one of {', '.join(known_methods())}, got {self.method!r}")
         if not self.budget_seconds > 0:
             p.append(f"the budget must be positive, got {self.budget_seconds:g} s")
         if not 0 < self.search_fraction <= 1:

@@ -83,11 +83,16 @@ class SearchMethod(ABC):
         return state
 
 
+def known_methods() -> tuple[str, ...]:
+    """The built-in methods and every method registered since."""
+    from . import beam, ggp, sampling, spggp  # noqa: F401 - register the built-in methods
+
+    return tuple(METHODS)
+
+
 def make_method(config: RunConfig, grammar: Grammar, meta: DatasetMeta,
                 policy: SamplingPolicy | None = None) -> SearchMethod:
-    from . import beam, ggp, sampling, spggp  # noqa: F401 - register the methods
-
-    if config.method not in METHODS:
+    if config.method not in known_methods():
         raise ValueError(f"unknown method {config.method!r}; known: {', '.join(sorted(METHODS))}")
     return METHODS[config.method](config, policy).attach(grammar, meta)
 

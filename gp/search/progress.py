@@ -76,7 +76,8 @@ class RichProgress(SearchObserver):
             self.console.print(
                 f"gen {record['generation']:>4}  {_clock(record['time'])}  best {record['best_fitness']:.4f}  "
                 f"mean {record['mean_fitness']:.4f}  evaluated {record['evaluated']}  failed {record['failed']}  "
-                f"cached {record['cached']}  {record['best_phenotype'][:90]}", highlight=False, markup=False)
+                f"cached {record['cached']}  {record['best_phenotype'][:90]}", highlight=False, markup=False,
+                soft_wrap=True)
         self._update()
 
     def on_phase(self, phase, detail=""):

@@ -65,21 +65,21 @@ def load_run_data(data: str | Path | None = None, test: str | Path | None = None
         train, name = default_dataset(), "synthetic default"
     elif test is not None:
         train, test_set = load_split(data, test)
-        return _described(train, test_set, data, test, None)
+        return describe_data(train, test_set, data, test, None)
     else:
         train = load_dataset(data)
         name = None
     if fold is None:
-        return _described(train, None, data, None, None, name)
+        return describe_data(train, None, data, None, None, name)
     if not 1 <= fold <= N_FOLDS:
         raise RunError(f"--fold must be between 1 and {N_FOLDS}, got {fold}")
     if train.n_instances < 2 * N_FOLDS:
         raise RunError(f"{train.n_instances} instances are too few for {N_FOLDS} folds")
     learn, held_out = kfold_splits(train.Y, N_FOLDS, np.random.default_rng(FOLD_SEED))[fold - 1]
-    return _described(train.subset(learn), train.subset(held_out), data, None, fold, name)
+    return describe_data(train.subset(learn), train.subset(held_out), data, None, fold, name)
 
 
-def _described(train: Dataset, test: Dataset | None, data, test_path, fold, name: str | None = None) -> RunData:
+def describe_data(train: Dataset, test: Dataset | None, data, test_path, fold, name: str | None = None) -> RunData:
     description = {
         "name": name or getattr(train, "name", None) or str(data),
         "path": None if data is None else str(Path(data).resolve()),
