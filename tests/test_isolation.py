@@ -53,10 +53,20 @@ def thread_count():
     return max(p["num_threads"] for p in threadpool_info()), os.environ.get("OMP_NUM_THREADS")
 
 
-def no_leftovers():
+def no_leftovers(before: set[int] = frozenset()):
+    """Children started since ``before`` (pids) that are still alive, and zombies.
+
+    Processes that existed before the call (e.g. multiprocessing's resource tracker, started
+    once per session by an earlier test's Dask cluster) are not the candidate's leftovers.
+    """
     me = psutil.Process()
-    return [c for c in me.children(recursive=True) if c.status() != psutil.STATUS_ZOMBIE], \
-        [c for c in me.children(recursive=True) if c.status() == psutil.STATUS_ZOMBIE]
+    children = [c for c in me.children(recursive=True) if c.pid not in before]
+    return [c for c in children if c.status() != psutil.STATUS_ZOMBIE], \
+        [c for c in children if c.status() == psutil.STATUS_ZOMBIE]
+
+
+def existing_children() -> set[int]:
+    return {c.pid for c in psutil.Process().children(recursive=True)}
 
 
 # Memory cases get a longer time limit so that a loaded machine cannot turn them into timeouts.
@@ -72,13 +82,14 @@ ROOMY = Limits(timeout=15.0, memory_bytes=400 * 2**20)
     (spawns_a_sleeping_grandchild, LIMITS, TIMEOUT, "time limit"),
 ])
 def test_failures_come_back_as_statuses_within_the_limit(fn, limits, status, fragment):
+    before = existing_children()
     t0 = time.perf_counter()
     outcome = run_isolated(fn, (), limits)
     elapsed = time.perf_counter() - t0
     assert outcome.status == status, outcome
     assert fragment in outcome.reason
     assert elapsed <= limits.timeout + 2.0
-    alive, zombies = no_leftovers()
+    alive, zombies = no_leftovers(before)
     assert not alive and not zombies, (alive, zombies)
 
 
