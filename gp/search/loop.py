@@ -144,10 +144,12 @@ class SearchLoop:
                 "predict_time": round(r.predict_time, 4), "wall_time": round(r.wall_time, 4), "reason": r.reason}
 
     def _count(self, r: EvaluationResult, stats: dict) -> None:
-        for d in (stats, self.state.counts):
-            d["evaluations" if d is self.state.counts else "evaluated"] += 1
-            if not r.ok:
-                d["failed"] += 1
+        """One evaluation that ran: in this generation's stats and the run's counts."""
+        stats["evaluated"] += 1
+        self.state.counts["evaluations"] += 1
+        if not r.ok:
+            stats["failed"] += 1
+            self.state.counts["failed"] += 1
 
     def evaluate(self, batch: list[Individual], key: str, split: Split, deadline: float, phase: str,
                  generation: int) -> tuple[list[EvaluationResult | None], dict]:

@@ -87,6 +87,10 @@ class RichProgress(SearchObserver):
         self._update()
 
     def on_end(self, summary):
+        winner = summary.get("winner")
+        if winner:  # show the chosen model, re-scored on the fresh split, not the search's best
+            self.phase, self.detail = "done", "(best = the winner, re-evaluated on a fresh split)"
+            self.best = (winner["valid_fitness"], winner["phenotype"])
         if self.live is not None:
             self.live.update(self._render())
             self.live.stop()
