@@ -13,7 +13,7 @@ from tests.conftest import GRAMMARS
 def test_grammar_automl_is_a_well_behaved_estimator(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # nothing may be written without output_dir
     X, Y = load_default()
-    est = GrammarAutoML(grammar=GRAMMARS / "small.bnf", time_budget=10, population=4, n_jobs=2, random_state=3,
+    est = GrammarAutoML(grammar=GRAMMARS / "small.bnf", time_budget=8, population=4, n_jobs=2, random_state=3,
                         eval_timeout=10)
     assert clone(est).get_params() == est.get_params()
     scores = cross_val_score(est, X, Y, cv=KFold(2))

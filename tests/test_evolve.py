@@ -132,7 +132,7 @@ def dask_cluster():
 
 
 def test_same_seed_same_result_with_one_worker_and_on_dask(tmp_path, dask_cluster, capsys):
-    args = ["evolve", "--grammar", "grammars/small.bnf", "--population", "4", "--generations", "2", "--budget",
+    args = ["evolve", "--grammar", "grammars/small.bnf", "--population", "4", "--generations", "1", "--budget",
             "10m", "--eval-timeout", "60s", "--seed", "4", "--quiet"]
     assert main([*args, "--workers", "1", "--out", str(tmp_path / "a")]) == 0
     assert main([*args, "--workers", "1", "--out", str(tmp_path / "b")]) == 0
