@@ -53,8 +53,9 @@ def run_one(spec: dict, runs_dir: Path) -> dict:
         record["error"] = (proc.stderr or proc.stdout)[-500:]
         return record
     final = json.loads(final_path.read_text())
-    search = [json.loads(line) for line in (out / "evaluations.jsonl").read_text().splitlines()
-              if '"phase": "search"' in line]
+    log = out / "evaluations.jsonl"  # absent when not one candidate finished in the budget
+    search = [json.loads(line) for line in log.read_text().splitlines()
+              if '"phase": "search"' in line] if log.exists() else []
     search_minutes = max(e["time"] for e in search) / 60 if search else float("nan")
     record.update({
         "status": final["status"],
