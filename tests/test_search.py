@@ -40,8 +40,9 @@ class Killed(Exception):
 class FakeEngine(EvaluationEngine):
     workers = 1
 
-    def __init__(self, kill_after: int | None = None, constant: float | None = None):
+    def __init__(self, kill_after: int | None = None, constant: float | None = None, wall: float = 0.02):
         self.limits = Limits()
+        self.wall = wall
         self.calls: list[tuple[str, str]] = []
         self.kill_after = kill_after
         self.constant = constant
@@ -54,7 +55,7 @@ class FakeEngine(EvaluationEngine):
                 raise Killed
             self.calls.append((split_key, tree.phenotype))
             f = self.constant if self.constant is not None else fake_fitness(split_key, tree.phenotype)
-            r = EvaluationResult(tree.phenotype, "ok", f, {"fitness": f}, 0.01, 0.01, 0.02)
+            r = EvaluationResult(tree.phenotype, "ok", f, {"fitness": f}, 0.01, 0.01, self.wall)
             if on_result is not None:
                 on_result(i, r)
             out.append(r)
@@ -345,3 +346,14 @@ def test_a_registered_method_runs_in_the_same_loop(small, data):
     loop = _loop(config, small, data, engine)
     loop.search()
     assert len(engine.calls) == 15 and loop.candidates()[0].score == max(fake_fitness(*c) for c in engine.calls)
+
+
+@pytest.mark.parametrize("wall, end", [(0.02, 85.0), (20.0, 50.0), (40.0, 42.5)])
+def test_a_slow_best_candidate_ends_the_search_early(small, data, wall, end):
+    """The search leaves 2.5x the best candidate's time for its re-evaluation and refit
+    (never less than the budget's last 15 %, never taking more than half the search)."""
+    config = RunConfig(method="random", batch_size=3, max_generations=1, budget_seconds=100)
+    loop = _loop(config, small, data, FakeEngine(wall=wall))
+    assert loop.search_end() == pytest.approx(85.0)
+    loop.search()
+    assert loop.search_end() == pytest.approx(end)

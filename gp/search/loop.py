@@ -40,6 +40,12 @@ from .observer import Observers, SearchObserver
 from .rundir import RunDirectory
 
 FINAL_VIEW = "final"
+#: The end of a run re-evaluates the best candidates and refits the winner on all the
+#: training data (1.25x the learning rows): the search leaves about this many times the
+#: best candidate's evaluation time for that, so a slow winner does not overrun the budget.
+FINAL_RESERVE_FACTOR = 2.5
+#: ... but the search always gets at least this share of the budget.
+MIN_SEARCH_SHARE = 0.5
 
 
 def _score(ind: Individual) -> float:
@@ -72,6 +78,9 @@ class SearchState:
     logbook: tools.Logbook = field(default_factory=tools.Logbook)
     #: evaluated members of a generation the deadline cut short
     partial: list[Individual] = field(default_factory=list)
+    #: the best search-phase fitness so far and its evaluation's wall time
+    best_fitness: float = -1.0
+    best_wall: float = 0.0
 
     @classmethod
     def initial(cls, method: SearchMethod, seed: int) -> "SearchState":
@@ -143,8 +152,17 @@ class SearchLoop:
                 "fitness": r.fitness, "measures": r.measures, "fit_time": round(r.fit_time, 4),
                 "predict_time": round(r.predict_time, 4), "wall_time": round(r.wall_time, 4), "reason": r.reason}
 
+    def search_end(self) -> float:
+        """Budget seconds at which the search stops: ``search_fraction`` of the budget, earlier
+        when the best candidate is so slow that re-evaluating and refitting it needs more."""
+        cfg, st = self.config, self.state
+        reserve = max(cfg.budget_seconds - cfg.search_seconds, FINAL_RESERVE_FACTOR * st.best_wall)
+        return max(cfg.budget_seconds - reserve, MIN_SEARCH_SHARE * cfg.search_seconds)
+
     def _count(self, r: EvaluationResult, stats: dict) -> None:
         """One evaluation that ran: in this generation's stats and the run's counts."""
+        if r.ok and stats.get("phase") == "search" and r.fitness > self.state.best_fitness:
+            self.state.best_fitness, self.state.best_wall = r.fitness, r.wall_time
         stats["evaluated"] += 1
         self.state.counts["evaluations"] += 1
         if not r.ok:
@@ -156,7 +174,7 @@ class SearchLoop:
         """Results aligned with ``batch`` (None: not evaluated before the deadline)."""
         st = self.state
         results: list[EvaluationResult | None] = [None] * len(batch)
-        stats = {"evaluated": 0, "failed": 0, "cached": 0}
+        stats = {"evaluated": 0, "failed": 0, "cached": 0, "phase": phase}
         todo: dict[str, list[int]] = {}
         for i, ind in enumerate(batch):
             p = ind.phenotype
@@ -199,17 +217,18 @@ class SearchLoop:
                 if results[i] is not None:
                     stats["cached"] += 1
                     st.counts["cached"] += 1
+        del stats["phase"]
         return results, stats
 
     # -- the search ----------------------------------------------------------------------
     def search(self) -> None:
         st, cfg = self.state, self.config
-        search_deadline = self.t0 + cfg.search_seconds
         step_clock = st.elapsed if self._resumed else None
         self.observer.on_phase("search")
         while True:
             if cfg.max_generations is not None and st.generation >= cfg.max_generations:
                 break
+            search_deadline = self.t0 + self.search_end()
             if time.time() >= search_deadline - MIN_START_SECONDS:
                 break
             g = st.generation
@@ -265,8 +284,9 @@ class SearchLoop:
         self.observer.on_phase("final", f"re-evaluating {len(cands)} candidates on a fresh split")
         split = self._final_view()
         self.state.cache.use_view(FINAL_VIEW)
-        reserve = (cfg.budget_seconds - cfg.search_seconds) / 2  # the other half is the refit's
-        deadline = self.t0 + cfg.budget_seconds - reserve
+        # the refit's share: half of the final phase, or what the best candidate's time suggests
+        reserve = max((cfg.budget_seconds - cfg.search_seconds) / 2, 1.5 * self.state.best_wall)
+        deadline = max(self.t0 + cfg.budget_seconds - reserve, time.time() + MIN_START_SECONDS)
         results, _ = self.evaluate(cands, FINAL_VIEW, split, deadline, "final", self.state.generation)
         pairs = list(zip(cands, results))
         # re-evaluated ones first, by their fresh fitness; the rest by their search fitness
