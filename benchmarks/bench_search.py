@@ -36,7 +36,7 @@ def _seconds(text: str) -> float:
 def run_one(spec: dict, runs_dir: Path) -> dict:
     folder = DATASETS[spec["dataset"]]
     k = spec["seed"]
-    out = runs_dir / f"{spec['space']}-{spec['dataset']}-{spec['method']}-s{k}-w{spec['workers']}"
+    out = runs_dir / f"{spec['space']}-{spec['dataset']}-{spec['method']}-s{k}-w{spec['workers']}-{spec['budget']}"
     if out.exists():
         subprocess.run(["rm", "-rf", str(out)], check=True)
     cmd = [sys.executable, str(ROOT / "cli.py"), "evolve", "--grammar", str(ROOT / "grammars" / f"{spec['space']}.bnf"),
@@ -48,15 +48,20 @@ def run_one(spec: dict, runs_dir: Path) -> dict:
     proc = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.time() - t0
     record = {**spec, "wall": round(wall, 1), "returncode": proc.returncode}
-    final_path = out / "final.json"
-    if not final_path.exists():
+    if not (out / "final.json").exists():
         record["error"] = (proc.stderr or proc.stdout)[-500:]
         return record
-    final = json.loads(final_path.read_text())
+    return _summarise(record, out)
+
+
+def _summarise(record: dict, out: Path) -> dict:
+    final = json.loads((out / "final.json").read_text())
     log = out / "evaluations.jsonl"  # absent when not one candidate finished in the budget
-    search = [json.loads(line) for line in log.read_text().splitlines()
-              if '"phase": "search"' in line] if log.exists() else []
-    search_minutes = max(e["time"] for e in search) / 60 if search else float("nan")
+    logged = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    search = [e for e in logged if e["phase"] == "search"]
+    # the search phase lasts until the first final re-evaluation (or the end of the run)
+    finals = [e["time"] for e in logged if e["phase"] == "final"]
+    search_minutes = (min(finals) if finals else final["time"]) / 60
     record.update({
         "status": final["status"],
         "winner": (final.get("winner") or {}).get("phenotype"),
@@ -65,10 +70,20 @@ def run_one(spec: dict, runs_dir: Path) -> dict:
         "evaluations": final["counts"]["evaluations"], "failed": final["counts"]["failed"],
         "cached": final["counts"]["cached"], "generations": final["counts"]["generations"],
         "search_evaluations": len(search),
-        "evals_per_minute": round(len(search) / search_minutes, 1) if search else 0.0,
+        "evals_per_minute": round(len(search) / search_minutes, 1) if search_minutes > 0 else 0.0,
         "overrun": final.get("overrun_seconds", 0.0),
     })
     return record
+
+
+def _reread(record: dict, runs_dir: Path) -> dict:
+    """``record`` with its numbers read again from its run directory (same wall time)."""
+    folder = runs_dir / (f"{record['space']}-{record['dataset']}-{record['method']}-s{record['seed']}"
+                         f"-w{record['workers']}-{record['budget']}")
+    if not (folder / "final.json").exists():
+        return record
+    fresh = _summarise(record, folder)
+    return fresh
 
 
 def load_done(path: Path) -> list[dict]:
@@ -132,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--scaling", action="store_true", help="1 vs 2 workers instead of the grid")
     p.add_argument("--runs-dir", default="/tmp/ggp-bench-runs")
     p.add_argument("--results", default=str(RESULTS / "search.jsonl"))
+    p.add_argument("--retabulate", action="store_true", help="recompute the records from the kept run directories")
     args = p.parse_args(argv)
     if not FOLDS.exists():
         print(f"benchmark skipped: {FOLDS} not found (the fixed folds of ../shared are needed)", file=sys.stderr)
@@ -141,6 +157,13 @@ def main(argv: list[str] | None = None) -> int:
     results = Path(args.results)
     results.parent.mkdir(parents=True, exist_ok=True)
     done = {key(r): r for r in load_done(results) if "error" not in r}
+    if args.retabulate:
+        records = []
+        for r in load_done(results):
+            fresh = _reread(r, runs_dir)
+            records.append(fresh)
+        results.write_text("".join(json.dumps(r) + "\n" for r in records))
+        done = {key(r): r for r in records}
 
     if args.scaling:
         specs = [{"space": s, "dataset": "emotions", "method": "ggp", "seed": 1, "workers": w,
