@@ -192,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
 
     records = load_done(results)
     md = RESULTS / "search.md"
-    sections = ["# Search benchmark", "", f"Reproduce: `python benchmarks/bench_search.py` (grid) and "
+    sections = ["# Search benchmark", "", "Reproduce: `python benchmarks/bench_search.py` (grid) and "
                 "`python benchmarks/bench_search.py --scaling`; raw records: `search.jsonl`.", "",
                 grid_table(records, args.budget if not args.scaling else "2m"), "", scaling_table(records), ""]
     md.write_text("\n".join(sections))
