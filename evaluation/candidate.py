@@ -97,10 +97,8 @@ def evaluate_candidate(tree: Node, grammar: Grammar, split: Split, limits: Limit
 def evaluate_all(trees: list[Node], grammar: Grammar, split: Split, limits: Limits = Limits(),
                  fitness: str = "fitness", workers: int = 1, random_state: int = 0) -> list[EvaluationResult]:
     """Evaluate several candidates, ``workers`` isolated children at a time, in input order."""
-    if workers <= 1:
-        return [evaluate_candidate(t, grammar, split, limits, fitness, random_state) for t in trees]
-    from concurrent.futures import ThreadPoolExecutor
+    from .engine import LocalEngine  # the engine builds on this module
 
-    # Threads only wait on their child processes; the work happens in the forked children.
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(lambda t: evaluate_candidate(t, grammar, split, limits, fitness, random_state), trees))
+    with LocalEngine(workers, limits) as engine:
+        return engine.evaluate(trees, grammar, split, split_key="evaluate_all", fitness=fitness,
+                               random_state=random_state)

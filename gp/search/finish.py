@@ -25,7 +25,7 @@ REFIT_TRIES = 3
 
 def finish(loop: SearchLoop) -> SearchOutcome:
     cfg, st = loop.config, loop.state
-    pairs, _ = loop.choose()
+    pairs = loop.choose()
     usable = [(c, r) for c, r in pairs if r is None or r.ok]
     archive = [{"phenotype": c.phenotype, "species": c.species, "search_fitness": c.score,
                 "final_fitness": None if r is None else r.fitness, "status": "not re-evaluated" if r is None
@@ -71,7 +71,8 @@ def finish(loop: SearchLoop) -> SearchOutcome:
         loop.run_dir.close()
     loop.observer.on_phase("done")
     loop.observer.on_end(final)
-    return SearchOutcome(winner, final, fit.model if fit is not None and fit.ok else None, archive, loop.history)
+    return SearchOutcome(winner, final, fit.model if fit is not None and fit.ok else None,
+                         history=loop.history)
 
 
 def write_best(loop: SearchLoop, winner, model) -> list[str]:

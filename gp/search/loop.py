@@ -103,7 +103,6 @@ class SearchOutcome:
     winner: Individual | None
     final: dict
     model: object = None
-    archive: list[dict] = field(default_factory=list)
     #: the generation records of this session (the run directory holds every session's)
     history: list[dict] = field(default_factory=list)
 
@@ -277,8 +276,8 @@ class SearchLoop:
                 out.append(ind)
         return out[: self.config.final_candidates]
 
-    def choose(self) -> tuple[list[tuple[Individual, EvaluationResult | None]], float]:
-        """Re-evaluate the archive on a fresh full-fidelity split; returns the ranked pairs and the time used."""
+    def choose(self) -> list[tuple[Individual, EvaluationResult | None]]:
+        """Re-evaluate the archive on a fresh full-fidelity split; the candidates, best first."""
         cfg = self.config
         cands = self.candidates()
         self.observer.on_phase("final", f"re-evaluating {len(cands)} candidates on a fresh split")
@@ -291,4 +290,4 @@ class SearchLoop:
         pairs = list(zip(cands, results))
         # re-evaluated ones first, by their fresh fitness; the rest by their search fitness
         pairs.sort(key=lambda pr: (pr[1] is None, -(pr[1].fitness if pr[1] is not None else pr[0].score)))
-        return pairs, self.now()
+        return pairs

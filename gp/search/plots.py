@@ -7,49 +7,22 @@ over their children). Figures are drawn on a bare :class:`matplotlib.figure.Figu
 with an Agg canvas, so no global backend is switched and nothing needs a display —
 the search may run in worker processes or on a headless machine.
 
-:func:`read_jsonl` lives here too because both the plots and the report read the run's
-append-only logs, whose last line may be half-written when a run was killed.
+:func:`read_jsonl` (the run directory's tolerant log reader) is re-exported for callers
+that draw from a run's logs.
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence, Union
 
 from ..tree import Leaf, Node
+from .rundir import read_jsonl
 
 __all__ = ["read_jsonl", "tree_png", "convergence_png"]
 
 PathLike = Union[str, Path]
-
-# -- logs ---------------------------------------------------------------------------------
-
-
-def read_jsonl(path: PathLike) -> list[dict]:
-    """The JSON objects of a ``.jsonl`` file, one a line; [] for a missing file.
-
-    Lines that are blank, not valid JSON (a run killed mid-write leaves a truncated last
-    line) or not objects are skipped rather than failing the whole read.
-    """
-    p = Path(path)
-    if not p.is_file():
-        return []
-    records: list[dict] = []
-    with p.open("r", encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                value = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(value, dict):
-                records.append(value)
-    return records
-
 
 # -- figure plumbing ----------------------------------------------------------------------
 

@@ -23,7 +23,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from .plots import read_jsonl
+from .rundir import read_jsonl
 
 __all__ = ["ReportError", "summarise", "render_inspect", "MEASURES", "RUN_FILES"]
 

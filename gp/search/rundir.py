@@ -68,18 +68,27 @@ def _atomic_write(path: Path, data: bytes) -> None:
         pass
 
 
-def read_jsonl(path: Path) -> list[dict]:
-    """Every complete record; a line torn by a kill (always the last) is skipped."""
-    if not path.exists():
+def read_jsonl(path: str | Path) -> list[dict]:
+    """The JSON objects of a ``.jsonl`` file, one a line; [] for a missing file.
+
+    Lines that are blank, not valid JSON (a run killed mid-write leaves a torn last line)
+    or not objects are skipped rather than failing the whole read.
+    """
+    p = Path(path)
+    if not p.is_file():
         return []
-    records = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
+    records: list[dict] = []
+    with p.open("r", encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                value = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                records.append(value)
     return records
 
 
