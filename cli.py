@@ -2,7 +2,8 @@
 """ggp-automl command line.
 
     python cli.py evolve  [--grammar FILE] [--data FILE [--test FILE | --fold K]] [--method ggp|spggp|random|beam]
-                          [--budget 10m] [--eval-timeout 180s] [--memory 2GB] [--workers N] [--seed S]
+                          [--budget 10m] [--eval-timeout 60s] [--memory 2GB] [--workers N] [--seed S]
+                          [--mode async|generational] [--screening on|off] [--adaptive-timeout on|off] [--thesis]
                           [--fitness NAME] [--out DIR] [--scheduler tcp://HOST:PORT]
     python cli.py evolve  --resume DIR [--workers N] [--scheduler ADDR]
     python cli.py inspect DIR
@@ -209,29 +210,29 @@ def cmd_species(args) -> int:
 # -- evolve / inspect / predict -------------------------------------------------------------
 
 _EVOLVE_SETTINGS = ("grammar", "data", "test", "fold", "method", "budget", "eval_timeout", "memory", "seed",
-                    "fitness", "out", "population", "fidelity", "generations")
+                    "fitness", "out", "population", "fidelity", "generations", "mode", "screening",
+                    "adaptive_timeout", "thesis")
+#: evolve option -> RunConfig field, for the options passed on as given (RunConfig holds the defaults)
+_CONFIG_FIELDS = {"method": "method", "budget": "budget_seconds", "eval_timeout": "eval_timeout",
+                  "memory": "memory_bytes", "workers": "workers", "scheduler": "scheduler", "seed": "seed",
+                  "fitness": "fitness", "generations": "max_generations", "fidelity": "fidelity", "mode": "mode"}
 
 
 def _run_config(args):
     from gp.search import RunConfig
+    from gp.search.config import THESIS_SETTINGS
 
-    settings = {
-        "method": args.method or "ggp",
-        "budget_seconds": args.budget if args.budget is not None else 600.0,
-        "eval_timeout": args.eval_timeout if args.eval_timeout is not None else 180.0,
-        "memory_bytes": args.memory if args.memory is not None else 2 * 1024 ** 3,
-        "workers": args.workers,
-        "scheduler": args.scheduler,
-        "seed": args.seed if args.seed is not None else 0,
-        "fitness": args.fitness or "fitness",
-        "max_generations": args.generations,
-    }
-    if args.fidelity:
-        settings["fidelity"] = args.fidelity
+    settings = dict(THESIS_SETTINGS) if args.thesis else {}  # explicit options below win over --thesis
+    settings.update({field: getattr(args, option) for option, field in _CONFIG_FIELDS.items()
+                     if getattr(args, option) is not None})
+    if args.screening is not None:
+        settings["screening"] = args.screening == "on"
+    if args.adaptive_timeout is not None:
+        settings["adaptive_timeout"] = args.adaptive_timeout == "on"
     if args.population:
         n = args.population
         settings.update(population=n, batch_size=n)
-        if settings["method"] == "spggp":
+        if settings.get("method") == "spggp":
             if n % 8:
                 raise UsageError(f"--population for spggp must be a multiple of the 8 species, got {n}")
             settings["species_size"] = n // 8
@@ -362,7 +363,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", type=_duration, metavar="TIME", help="whole-run time budget, e.g. 90s, 10m, 1h "
                                                                     "(default 10m)")
     p.add_argument("--eval-timeout", type=_duration, metavar="TIME",
-                   help="time limit per candidate (default 180s)")
+                   help="hard cap on a candidate's time (default: a tenth of the budget); below it the limit "
+                        "adapts to how long successful candidates take (see --adaptive-timeout)")
+    p.add_argument("--adaptive-timeout", choices=["on", "off"],
+                   help="stop a candidate that runs far longer than the successful ones did (default on)")
+    p.add_argument("--mode", choices=["async", "generational"],
+                   help="async: a free worker at once gets the next candidate (default where the method has it: "
+                        "ggp, spggp, random); generational: the thesis's generations (beam search)")
+    p.add_argument("--screening", choices=["on", "off"],
+                   help="fit new candidates on a stratified third of the learning rows first and promote the "
+                        "best third to all of them (successive halving; default off)")
+    p.add_argument("--thesis", action="store_true", default=None,
+                   help="the Auto-MEKA thesis's exact settings: generational, a fixed 180 s limit per candidate, "
+                        "no screening (options given with it win)")
     p.add_argument("--memory", type=_memory, metavar="SIZE", help="memory limit per candidate (default 2GB)")
     p.add_argument("--workers", type=_positive_int, metavar="N",
                    help="candidates evaluated at a time (default: every core)")

@@ -8,8 +8,9 @@ The grid: GGP, spGGP, random and beam search on the Small and Large spaces, on f
 emotions and yeast, with the Auto-MEKA experiments' fixed folds (``../shared/datasets/
 mlc-folds``; seed k runs on fold k), each run a real ``cli.py evolve`` with a 2-minute budget.
 By default two runs go at a time with one evaluation worker each (2 cores). Every finished
-run is appended to ``benchmarks/results/search.jsonl``, so an interrupted benchmark resumes
-where it stopped; the tables go to ``benchmarks/results/search.md``.
+run is appended to ``benchmarks/results/methods.jsonl``, so an interrupted benchmark resumes
+where it stopped; the tables go to ``benchmarks/results/methods.md``. (Issue 8's benchmark of
+time limits, modes and screening is ``bench_throughput.py``; it writes ``results/search.md``.)
 """
 from __future__ import annotations
 
@@ -146,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--parallel", type=int, default=2, help="runs at a time")
     p.add_argument("--scaling", action="store_true", help="1 vs 2 workers instead of the grid")
     p.add_argument("--runs-dir", default="/tmp/ggp-bench-runs")
-    p.add_argument("--results", default=str(RESULTS / "search.jsonl"))
+    p.add_argument("--results", default=str(RESULTS / "methods.jsonl"))
     p.add_argument("--retabulate", action="store_true", help="recompute the records from the kept run directories")
     args = p.parse_args(argv)
     if not FOLDS.exists():
@@ -191,9 +192,9 @@ def main(argv: list[str] | None = None) -> int:
         list(pool.map(work, todo))
 
     records = load_done(results)
-    md = RESULTS / "search.md"
-    sections = ["# Search benchmark", "", "Reproduce: `python benchmarks/bench_search.py` (grid) and "
-                "`python benchmarks/bench_search.py --scaling`; raw records: `search.jsonl`.", "",
+    md = RESULTS / "methods.md"
+    sections = ["# Search methods benchmark", "", "Reproduce: `python benchmarks/bench_search.py` (grid) and "
+                "`python benchmarks/bench_search.py --scaling`; raw records: `methods.jsonl`.", "",
                 grid_table(records, args.budget if not args.scaling else "2m"), "", scaling_table(records), ""]
     md.write_text("\n".join(sections))
     print(f"tables written to {md}")

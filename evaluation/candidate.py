@@ -43,6 +43,7 @@ class EvaluationResult:
     predict_time: float = 0.0
     wall_time: float = 0.0           # everything, process start and scoring included
     reason: str = ""
+    limit: float = 0.0               # the time limit it ran under (s); 0.0 when not recorded
 
     @property
     def ok(self) -> bool:

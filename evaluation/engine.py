@@ -15,6 +15,17 @@ The same limits apply everywhere (``Limits``: time, memory, one BLAS thread per 
 the same seed gives the same results: the list is aligned with the input whatever the completion
 order, and a candidate's evaluation is deterministic for a given ``random_state``.
 
+Two ways to use an engine: :meth:`EvaluationEngine.evaluate` runs a whole batch (the generational
+search), :meth:`~EvaluationEngine.submit` / :meth:`~EvaluationEngine.wait` run candidates one at a
+time, so that a worker that frees up gets the next candidate at once (the asynchronous search).
+``evaluate`` is written once, on top of ``submit``/``wait``.
+
+Time limits. Every candidate runs under ``limits.timeout`` (the run's hard cap) or a smaller
+``timeout`` given with it — a number, or a function called when the candidate *starts* (the
+search's adaptive limit, which learns while a batch waits in the queue). The limit a candidate
+ran under is returned in :attr:`EvaluationResult.limit`. The engine also adds up the
+worker-seconds it spent (:attr:`EvaluationEngine.busy_seconds`), finished or not.
+
 Deadlines. ``deadline`` is an absolute ``time.time()`` epoch. A candidate is started only if at
 least :data:`MIN_START_SECONDS` remain, and it runs with ``timeout = min(limits.timeout,
 deadline - now)`` computed when it *starts* (on the worker, for Dask), so every candidate ends by
@@ -56,7 +67,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import distributed
 
 __all__ = ["MIN_START_SECONDS", "DaskEngine", "EngineError", "EvaluationEngine", "LocalEngine", "OnResult",
-           "make_engine"]
+           "evaluate_one", "make_engine"]
 
 #: a candidate is not started with less time than this left before the deadline
 MIN_START_SECONDS = 1.0
@@ -115,9 +126,14 @@ def _prepare_process() -> None:
 
 
 def evaluate_one(tree: Node, grammar: Grammar, split: Split, limits: Limits, fitness: str = "fitness",
-                 random_state: int = 0, deadline: float | None = None) -> EvaluationResult | None:
-    """One candidate under ``limits`` and the deadline rule; ``None`` if not started or cut by the deadline."""
+                 random_state: int = 0, deadline: float | None = None,
+                 timeout: float | Callable[[], float] | None = None) -> EvaluationResult | None:
+    """One candidate under ``limits``, its own ``timeout`` and the deadline rule; ``None`` if not
+    started or cut by the deadline. The result's ``limit`` is the time limit it ran under."""
     _prepare_process()
+    own = timeout() if callable(timeout) else timeout
+    if own is not None:
+        limits = replace(limits, timeout=max(min(limits.timeout, float(own)), MIN_START_SECONDS))
     cut_by_deadline = False
     if deadline is not None:
         remaining = deadline - time.time()
@@ -130,33 +146,81 @@ def evaluate_one(tree: Node, grammar: Grammar, split: Split, limits: Limits, fit
         result = evaluate_candidate(tree, grammar, split, limits, fitness, random_state)
     if cut_by_deadline and result.status == TIMEOUT:
         return None
-    return result
+    return replace(result, limit=round(limits.timeout, 3))
 
 
 # -- engines -------------------------------------------------------------------------------------------
 
 class EvaluationEngine(ABC):
-    """Evaluates batches of candidate trees; the search loop's only way to run candidates."""
+    """Runs candidate trees, in batches or one at a time; the search loop's only way to run candidates."""
 
     workers: int
     limits: Limits
+    #: worker-seconds spent in evaluations so far (finished, failed or cut by the deadline)
+    busy_seconds: float = 0.0
 
     @abstractmethod
+    def submit(self, tree: Node, grammar: Grammar, split: Split, *, split_key: str, fitness: str = "fitness",
+               random_state: int = 0, deadline: float | None = None,
+               timeout: float | Callable[[], float] | None = None) -> Any:
+        """Start evaluating one candidate (queued if every worker is busy); returns a handle for :meth:`wait`.
+
+        ``timeout`` is the candidate's own limit (never above ``limits.timeout``); a function is
+        called when the candidate starts (on a Dask cluster: now). ``deadline`` as in :meth:`evaluate`.
+        """
+
+    @abstractmethod
+    def wait(self, handles: Sequence[Any], timeout: float | None = None) -> list[tuple[Any, EvaluationResult | None]]:
+        """Block until at least one of ``handles`` has finished (or ``timeout`` seconds passed);
+        the finished ones with their results (``None``: not started, or cut by the deadline)."""
+
+    @abstractmethod
+    def cancel(self, handles: Sequence[Any]) -> None:
+        """Give up ``handles``: queued ones never start, running ones are killed."""
+
     def evaluate(self, trees: Sequence[Node], grammar: Grammar, split: Split, *, split_key: str,
                  fitness: str = "fitness", random_state: int = 0, deadline: float | None = None,
-                 on_result: OnResult | None = None) -> list[EvaluationResult | None]:
-        """Results aligned with ``trees``.
+                 on_result: OnResult | None = None,
+                 timeout: float | Callable[[], float] | Sequence[float] | None = None
+                 ) -> list[EvaluationResult | None]:
+        """Results aligned with ``trees``; ``timeout``: every candidate's own limit, or one per tree.
 
         ``deadline`` is an absolute ``time.time()`` epoch: a candidate is started only if at least
-        :data:`MIN_START_SECONDS` remain, and runs with ``timeout = min(limits.timeout, deadline -
-        now)`` computed when it starts, so every candidate ends before the deadline and the run
-        ends on time. A candidate that was not started, or that was killed because the deadline
-        (not its own ``limits.timeout``) cut it short, gives ``None``: for the caller that
-        evaluation did not happen. ``on_result(i, result)`` is called for every finished
-        (non-``None``) result as soon as it finishes, always from the calling thread. ``split_key``
-        names the split (a new key means new data; the Dask engine ships each split once).
-        Never raises for a candidate's failure; an unknown ``fitness`` raises ValueError up front.
+        :data:`MIN_START_SECONDS` remain, and runs with ``timeout = min(its limit, deadline - now)``
+        computed when it starts, so every candidate ends before the deadline and the run ends on
+        time. A candidate that was not started, or that was killed because the deadline (not its
+        own limit) cut it short, gives ``None``: for the caller that evaluation did not happen.
+        ``on_result(i, result)`` is called for every finished (non-``None``) result as soon as it
+        finishes, always from the calling thread. ``split_key`` names the split (a new key means
+        new data; the Dask engine ships each split once). Candidates start in input order. Never
+        raises for a candidate's failure; an unknown ``fitness`` raises ValueError up front.
         """
+        get_fitness(fitness)
+        results: list[EvaluationResult | None] = [None] * len(trees)
+        pending = {}
+        try:
+            per_tree = isinstance(timeout, Sequence)
+            for i, tree in enumerate(trees):
+                handle = self.submit(tree, grammar, split, split_key=split_key, fitness=fitness,
+                                     random_state=random_state, deadline=deadline,
+                                     timeout=timeout[i] if per_tree else timeout)
+                pending[handle] = i
+            while pending:
+                done = self.wait(list(pending), None if deadline is None
+                                 else max(deadline - time.time(), 0.0) + DEADLINE_GRACE_SECONDS)
+                if not done:  # past the deadline and its grace: what has not come back did not happen
+                    break
+                for handle, result in sorted(done, key=lambda hr: pending[hr[0]]):
+                    i = pending.pop(handle)
+                    results[i] = result
+                    if result is not None and on_result is not None:
+                        on_result(i, result)
+        except BaseException:  # an exception from on_result, or Ctrl-C: stop everything now
+            self.cancel(list(pending))
+            raise
+        if pending:
+            self.cancel(list(pending))
+        return results
 
     def close(self) -> None:
         """Release threads, connections and scattered data; the engine is unusable afterwards."""
@@ -169,7 +233,7 @@ class EvaluationEngine(ABC):
 
 
 class LocalEngine(EvaluationEngine):
-    """``workers`` concurrent isolated children on this machine, started in input order."""
+    """``workers`` concurrent isolated children on this machine, started in submission order."""
 
     def __init__(self, workers: int | None = None, limits: Limits = Limits()):
         workers = (os.cpu_count() or 1) if workers is None else int(workers)
@@ -177,44 +241,44 @@ class LocalEngine(EvaluationEngine):
             raise ValueError(f"workers must be at least 1, got {workers}")
         self.workers = workers
         self.limits = limits
+        self.busy_seconds = 0.0
+        self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
 
     def __repr__(self) -> str:
         return f"LocalEngine(workers={self.workers}, limits={self.limits})"
 
-    def evaluate(self, trees: Sequence[Node], grammar: Grammar, split: Split, *, split_key: str,
-                 fitness: str = "fitness", random_state: int = 0, deadline: float | None = None,
-                 on_result: OnResult | None = None) -> list[EvaluationResult | None]:
-        get_fitness(fitness)
+    def _timed(self, *args) -> EvaluationResult | None:
+        t0 = time.perf_counter()
+        try:
+            return evaluate_one(*args)  # looked up at call time: a benchmark may wrap it
+        finally:
+            with self._lock:
+                self.busy_seconds += time.perf_counter() - t0
+
+    def submit(self, tree, grammar, split, *, split_key, fitness="fitness", random_state=0, deadline=None,
+               timeout=None) -> Future:
         _prepare_process()  # in the calling thread, before any fork
-        results: list[EvaluationResult | None] = [None] * len(trees)
-        args = (grammar, split, self.limits, fitness, random_state, deadline)
-        if self.workers == 1 or len(trees) <= 1:
-            for i, tree in enumerate(trees):
-                results[i] = evaluate_one(tree, *args)
-                if results[i] is not None and on_result is not None:
-                    on_result(i, results[i])
-            return results
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="ggp-eval")
-        # The executor's queue is FIFO: candidates start in input order, each computing its
-        # deadline-derived timeout when a thread picks it up.
-        pending: dict[Future, int] = {self._pool.submit(evaluate_one, tree, *args): i
-                                      for i, tree in enumerate(trees)}
+        # The executor's queue is FIFO: candidates start in submission order, each computing its
+        # limit and deadline-derived timeout when a thread picks it up.
+        return self._pool.submit(self._timed, tree, grammar, split, self.limits, fitness, random_state, deadline,
+                                 timeout)
+
+    def wait(self, handles, timeout=None):
         try:
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in sorted(done, key=pending.__getitem__):
-                    i = pending.pop(future)
-                    results[i] = future.result()  # evaluate_one never raises for a candidate
-                    if results[i] is not None and on_result is not None:
-                        on_result(i, results[i])
-        except BaseException:  # an exception from on_result, or Ctrl-C: stop everything now
-            for future in pending:
-                future.cancel()
+            done, _ = wait(handles, timeout=timeout, return_when=FIRST_COMPLETED)
+        except BaseException:  # Ctrl-C while waiting: the children must not outlive the search
             kill_running_children()
             raise
-        return results
+        return [(f, f.result()) for f in done]  # evaluate_one never raises for a candidate
+
+    def cancel(self, handles) -> None:
+        for future in handles:
+            future.cancel()
+        if any(not f.done() for f in handles):
+            kill_running_children()
 
     def close(self) -> None:
         if self._pool is not None:
@@ -227,7 +291,8 @@ class DaskEngine(EvaluationEngine):
 
     ``address`` is a scheduler address (``tcp://HOST:PORT``; the engine owns that client and
     closes it) or an existing ``distributed.Client`` (left open by :meth:`close`). Workers need
-    this package installed (see the module docstring).
+    this package installed (see the module docstring). ``busy_seconds`` counts each task's
+    wall time as seen from here (queueing on the cluster included).
     """
 
     def __init__(self, address: str | "distributed.Client", limits: Limits = Limits(), *,
@@ -235,10 +300,13 @@ class DaskEngine(EvaluationEngine):
         import distributed
 
         self.limits = limits
+        self.busy_seconds = 0.0
+        self._submitted: dict[str, tuple[float, str]] = {}  # task key -> (submitted at, phenotype)
         self._split_key: str | None = None
         self._split_future = None
         self._grammars: dict[int, tuple[Grammar, Any]] = {}  # id(grammar) -> (grammar, its scattered future)
         self._owns_client = False
+        self._order = 0
         if isinstance(address, distributed.Client):
             self._client, self._owns_client = address, False
             self.address = getattr(address.scheduler, "address", None) or str(address)
@@ -281,48 +349,46 @@ class DaskEngine(EvaluationEngine):
             self._grammars[id(grammar)] = entry
         return entry[1], self._split_future
 
-    def evaluate(self, trees: Sequence[Node], grammar: Grammar, split: Split, *, split_key: str,
-                 fitness: str = "fitness", random_state: int = 0, deadline: float | None = None,
-                 on_result: OnResult | None = None) -> list[EvaluationResult | None]:
+    def submit(self, tree, grammar, split, *, split_key, fitness="fitness", random_state=0, deadline=None,
+               timeout=None):
+        grammar_f, split_f = self._scattered(grammar, split, split_key)
+        own = timeout() if callable(timeout) else timeout  # the task runs remotely: fixed now
+        self._order += 1
+        future = self._client.submit(evaluate_one, tree, grammar_f, split_f, self.limits, fitness, random_state,
+                                     deadline, own, pure=False, priority=-self._order)  # earlier ones first
+        self._submitted[future.key] = (time.time(), tree.phenotype)
+        return future
+
+    def _result(self, future) -> EvaluationResult | None:
+        started, phenotype = self._submitted.pop(future.key, (time.time(), ""))
+        self.busy_seconds += time.time() - started
+        if future.status == "error":
+            exc = future.exception()
+            if isinstance(exc, ImportError):
+                raise EngineError(f"a Dask worker cannot import this package ({exc}); install it on every "
+                                  f"worker machine (pip install -e .)") from None
+            return EvaluationResult(phenotype, CRASHED, 0.0,
+                                    reason=f"the Dask task failed: {type(exc).__name__}: {exc}"[:600])
+        if future.status == "cancelled":
+            return None
+        return future.result()
+
+    def wait(self, handles, timeout=None):
         import distributed
 
-        get_fitness(fitness)
-        results: list[EvaluationResult | None] = [None] * len(trees)
-        if not trees:
-            return results
-        grammar_f, split_f = self._scattered(grammar, split, split_key)
-        index: dict[str, int] = {}
-        futures = []
-        for i, tree in enumerate(trees):
-            f = self._client.submit(evaluate_one, tree, grammar_f, split_f, self.limits, fitness, random_state,
-                                    deadline, pure=False, priority=-i)  # earlier candidates first
-            index[f.key] = i
-            futures.append(f)
-        timeout = None if deadline is None else max(deadline - time.time(), 0.0) + DEADLINE_GRACE_SECONDS
-        unfinished = set(index)
+        # as_completed on this engine's client (distributed.wait would look for a default client)
+        finished = distributed.as_completed(list(handles), loop=self._client.loop, timeout=timeout)
         try:
-            for future in distributed.as_completed(futures, loop=self._client.loop, timeout=timeout):
-                i = index[future.key]
-                unfinished.discard(future.key)
-                if future.status == "error":
-                    exc = future.exception()
-                    if isinstance(exc, ImportError):
-                        raise EngineError(f"a Dask worker cannot import this package ({exc}); install it on every "
-                                          f"worker machine (pip install -e .)") from None
-                    results[i] = EvaluationResult(trees[i].phenotype, CRASHED, 0.0,
-                                                  reason=f"the Dask task failed: {type(exc).__name__}: {exc}"[:600])
-                elif future.status == "cancelled":
-                    continue
-                else:
-                    results[i] = future.result()
-                if results[i] is not None and on_result is not None:
-                    on_result(i, results[i])
-        except TimeoutError:  # distributed.TimeoutError is the builtin
-            pass  # past the deadline and its grace: whatever has not come back did not happen
-        finally:
-            if unfinished:
-                self._client.cancel([f for f in futures if f.key in unfinished])
-        return results
+            first = next(finished)
+        except (StopIteration, TimeoutError):  # distributed.TimeoutError is the builtin
+            return []
+        return [(f, self._result(f)) for f in handles if f is first or f.done()]
+
+    def cancel(self, handles) -> None:
+        if handles:
+            self._client.cancel(list(handles))
+            for f in handles:
+                self._submitted.pop(f.key, None)
 
     def close(self) -> None:
         self._split_future = None

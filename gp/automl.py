@@ -22,7 +22,9 @@ class GrammarAutoML(MultiOutputMixin, ClassifierMixin, BaseEstimator):
     """Search a grammar's space of multi-label classifiers for the best one on ``(X, Y)``.
 
     Parameters mirror ``cli.py evolve``: ``method`` (ggp | spggp | random | beam),
-    ``time_budget`` and ``eval_timeout`` in seconds, ``memory_limit`` in bytes per
+    ``time_budget`` in seconds, ``eval_timeout`` the hard cap per candidate in seconds (None:
+    a tenth of the budget), ``adaptive_timeout``, ``mode`` (None: async where the method has
+    it; "generational"), ``screening``, ``memory_limit`` in bytes per
     candidate, ``n_jobs`` evaluation processes (None: every core), ``scheduler`` a Dask
     address, ``fitness`` the maximised measure, ``population`` (GGP population, 8 × species
     size for spGGP, batch size for random and beam search), ``fidelity`` a multi-fidelity
@@ -36,7 +38,8 @@ class GrammarAutoML(MultiOutputMixin, ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, grammar: str | Path = DEFAULT_GRAMMAR, method: str = "ggp", time_budget: float = 600.0,
-                 eval_timeout: float = 180.0, memory_limit: int = 2 * 1024 ** 3, n_jobs: int | None = None,
+                 eval_timeout: float | None = None, adaptive_timeout: bool = True, mode: str | None = None,
+                 screening: bool = False, memory_limit: int = 2 * 1024 ** 3, n_jobs: int | None = None,
                  scheduler: str | None = None, fitness: str = "fitness", population: int = 80,
                  fidelity: str = "NAS-NIS", max_generations: int | None = None, categorical_features=None,
                  random_state: int = 0, output_dir: str | Path | None = None, verbose: bool = False):
@@ -44,6 +47,9 @@ class GrammarAutoML(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         self.method = method
         self.time_budget = time_budget
         self.eval_timeout = eval_timeout
+        self.adaptive_timeout = adaptive_timeout
+        self.mode = mode
+        self.screening = screening
         self.memory_limit = memory_limit
         self.n_jobs = n_jobs
         self.scheduler = scheduler
@@ -65,7 +71,9 @@ class GrammarAutoML(MultiOutputMixin, ClassifierMixin, BaseEstimator):
                 raise ValueError(f"population for spggp must be a multiple of the 8 species, got {self.population}")
             species = {"species_size": self.population // 8}
         return RunConfig(method=self.method, budget_seconds=float(self.time_budget),
-                         eval_timeout=float(self.eval_timeout), memory_bytes=int(self.memory_limit),
+                         eval_timeout=None if self.eval_timeout is None else float(self.eval_timeout),
+                         adaptive_timeout=bool(self.adaptive_timeout), mode=self.mode, screening=bool(self.screening),
+                         memory_bytes=int(self.memory_limit),
                          workers=self.n_jobs, scheduler=self.scheduler, seed=int(self.random_state),
                          fitness=self.fitness, population=self.population, batch_size=self.population,
                          fidelity=self.fidelity, max_generations=self.max_generations, **species)

@@ -405,7 +405,10 @@ def _check_annotation(rule: Rule, ann: Annotation, src: SourceText, diags: list[
         return  # dataset-dependent ranges are only known once bound
 
     def within(s: Sampler) -> bool:
-        lo, hi = s.lo.evaluate({}), s.hi.evaluate({})
+        try:
+            lo, hi = s.lo.evaluate({}), s.hi.evaluate({})
+        except (ValueError, ZeroDivisionError, OverflowError):
+            return True  # the bound itself is wrong, and reported where the sampler is checked
         return (lo < value if s.lo_open else lo <= value) and (value < hi if s.hi_open else value <= hi)
 
     if not any(within(s) for s in samplers):

@@ -6,9 +6,9 @@ policies plug into, and ``gp/search/README.md`` for the run directory's files.
 from .config import METHODS as METHOD_NAMES
 from .config import RunConfig
 from .individual import Individual
-from .method import METHODS, SearchMethod, make_method, register_method
+from .method import METHODS, SearchMethod, SteadyStateMethod, make_method, register_method
 from .observer import SearchObserver
 from .run import RunData, RunError, load_run_data, resume, start
 
 __all__ = ["METHOD_NAMES", "METHODS", "Individual", "RunConfig", "RunData", "RunError", "SearchMethod",
-           "SearchObserver", "load_run_data", "make_method", "register_method", "resume", "start"]
+           "SearchObserver", "SteadyStateMethod", "load_run_data", "make_method", "register_method", "resume", "start"]

@@ -46,7 +46,7 @@ class BeamSearch(SearchMethod):
         neighbours = evaluated[1:]
         if neighbours:
             best = best_of(neighbours)
-            if best.score > self.incumbent.score:
+            if best.rank > self.incumbent.rank:
                 self.incumbent = best
                 self.incumbents.append(best)
         self.incumbents[-1] = self.incumbent

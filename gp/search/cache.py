@@ -2,26 +2,33 @@
 
 A phenotype already evaluated on the current learning/validation view costs
 nothing: elites, unchanged children and duplicates are served from here and
-counted as hits. Entries of other views are dropped when the view changes (after a
-resample the old fitness values are not comparable), which also bounds memory.
+counted as hits. A view's screening rungs (:mod:`gp.search.screening`) are views of
+their own, named ``VIEW|rK``, and live beside it. Entries of other views are dropped
+when the view changes (after a resample the old fitness values are not comparable),
+which also bounds memory.
 """
 from __future__ import annotations
 
 from evaluation.candidate import EvaluationResult
 
 
+def base_view(key: str) -> str:
+    """The data view a (rung) key belongs to."""
+    return key.split("|", 1)[0]
+
+
 class EvaluationCache:
     def __init__(self) -> None:
         self.view: str | None = None
-        self._entries: dict[str, EvaluationResult] = {}
+        self._entries: dict[tuple[str, str], EvaluationResult] = {}
         self.hits = 0
 
     def use_view(self, key: str) -> None:
-        if key != self.view:
-            self.view, self._entries = key, {}
+        if base_view(key) != self.view:
+            self.view, self._entries = base_view(key), {}
 
     def get(self, key: str, phenotype: str) -> EvaluationResult | None:
-        result = self._entries.get(phenotype) if key == self.view else None
+        result = self._entries.get((key, phenotype)) if base_view(key) == self.view else None
         if result is not None:
             self.hits += 1
         return result
@@ -29,11 +36,8 @@ class EvaluationCache:
     def put(self, key: str, result: EvaluationResult) -> None:
         if self.view is None:
             self.use_view(key)
-        if key == self.view:
-            self._entries[result.phenotype] = result
+        if base_view(key) == self.view:
+            self._entries[(key, result.phenotype)] = result
 
     def __len__(self) -> int:
         return len(self._entries)
-
-    def __contains__(self, phenotype: str) -> bool:
-        return phenotype in self._entries

@@ -12,6 +12,11 @@ from dataclasses import dataclass
 
 #: the built-in methods; more can be registered (:func:`gp.search.method.register_method`)
 METHODS = ("ggp", "spggp", "random", "beam")
+MODES = ("generational", "async")
+
+#: ``--thesis``: the Auto-MEKA thesis's exact settings, for reproduction — generational
+#: search, a fixed 180 s limit per candidate, no screening
+THESIS_SETTINGS = {"mode": "generational", "eval_timeout": 180.0, "adaptive_timeout": False, "screening": False}
 
 
 @dataclass(frozen=True)
@@ -22,9 +27,21 @@ class RunConfig:
     #: the search stops at this fraction of the budget; the rest is for the final
     #: re-evaluation of the archive and the refit of the winner (authors' code: 0.85)
     search_fraction: float = 0.85
-    #: per-candidate limits (thesis: 180 s and 2 GB)
-    eval_timeout: float = 180.0
+    #: the hard cap on a candidate's time, seconds; None: a tenth of the budget (the thesis: 180 s);
+    #: the rules are in :mod:`gp.search.timekeeper`
+    eval_timeout: float | None = None
+    #: stop a candidate that runs far longer than the successful ones did (timekeeper)
+    adaptive_timeout: bool = True
+    #: per-candidate memory (thesis: 2 GB)
     memory_bytes: int = 2 * 1024 ** 3
+    #: "generational" (the thesis) or "async" (steady state, no idle workers); None: async when the
+    #: method has an asynchronous form, else generational
+    mode: str | None = None
+    #: screen new candidates on stratified subsamples of the learning rows first (gp.search.screening)
+    screening: bool = False
+    screening_eta: int = 3
+    screening_rungs: int = 2
+    screening_min_rows: int = 100
     #: evaluation processes at a time; None: every core
     workers: int | None = None
     #: Dask scheduler address (tcp://HOST:PORT); None: local worker processes
@@ -74,14 +91,25 @@ class RunConfig:
             p.append(f"the budget must be positive, got {self.budget_seconds:g} s")
         if not 0 < self.search_fraction <= 1:
             p.append(f"search_fraction must be in (0, 1], got {self.search_fraction}")
-        if not self.eval_timeout > 0:
+        if self.eval_timeout is not None and not self.eval_timeout > 0:
             p.append(f"the evaluation timeout must be positive, got {self.eval_timeout:g} s")
+        if self.mode is not None and self.mode not in MODES:
+            p.append(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+        elif self.mode == "async" and self.method in known_methods():
+            from .method import supports_async
+
+            if not supports_async(self.method):
+                p.append(f"{self.method} has no asynchronous mode; use mode generational")
+        if self.screening_eta < 2:
+            p.append(f"screening_eta must be at least 2, got {self.screening_eta}")
+        if self.screening_rungs < 2:
+            p.append(f"screening_rungs must be at least 2, got {self.screening_rungs}")
         if self.memory_bytes < 64 * 2 ** 20:
             p.append(f"the memory limit must be at least 64 MB, got {self.memory_bytes / 2**20:.0f} MB")
         if self.workers is not None and self.workers < 1:
             p.append(f"workers must be at least 1, got {self.workers}")
         for name in ("population", "tournament_size", "species_size", "batch_size", "max_depth",
-                     "final_candidates", "fidelity_steps"):
+                     "final_candidates", "fidelity_steps", "screening_min_rows"):
             if getattr(self, name) < 1:
                 p.append(f"{name} must be at least 1, got {getattr(self, name)}")
         if not 0 <= self.elitism < self.population:
@@ -101,6 +129,14 @@ class RunConfig:
         return self.budget_seconds * self.search_fraction
 
     @property
+    def effective_mode(self) -> str:
+        if self.mode is not None:
+            return self.mode
+        from .method import supports_async
+
+        return "async" if supports_async(self.method) else "generational"
+
+    @property
     def worker_count(self) -> int:
         return self.workers or os.cpu_count() or 1
 
@@ -113,6 +149,8 @@ class RunConfig:
     def from_dict(cls, d: dict) -> "RunConfig":
         names = {f.name for f in dataclasses.fields(cls)}
         kwargs = {k: v for k, v in d.items() if k in names}
+        if "mode" not in d:  # a run directory written before the asynchronous mode existed
+            kwargs.update(THESIS_SETTINGS, eval_timeout=d.get("eval_timeout", 180.0))
         if "species" in kwargs:
             kwargs["species"] = tuple(kwargs["species"])
         return cls(**kwargs)

@@ -3,9 +3,10 @@
 The archive is re-evaluated on a fresh split (in :meth:`SearchLoop.choose`); the
 best re-evaluated candidate is refit on learning + validation data together and
 measured on the test set when one is given. If the winner fails at full size, the
-runner-up is tried (up to three candidates). The refit gets the rest of the budget,
-but never less than 1.5× the candidate's measured time, so a slow winner may end a
-run a little late rather than without a model; ``final.json`` records any overrun.
+runner-up is tried (up to three candidates). The refit's time limit is the
+time-keeper's (:meth:`gp.search.timekeeper.TimeKeeper.refit_timeout`): the rest of the
+budget, but never less than 1.5× the candidate's measured time, so a slow winner may
+end a run a little late rather than without a model; ``final.json`` records any overrun.
 """
 from __future__ import annotations
 
@@ -34,8 +35,7 @@ def finish(loop: SearchLoop) -> SearchOutcome:
     loop.observer.on_phase("refit", usable[0][0].phenotype if usable else "")
     for cand, r in usable[:REFIT_TRIES]:
         remaining = loop.t0 + cfg.budget_seconds - time.time()
-        measured = r.wall_time if r is not None else cfg.eval_timeout
-        timeout = max(remaining, min(1.5 * measured + 2.0, cfg.eval_timeout * 1.25))
+        timeout = loop.keeper.refit_timeout(remaining, r.wall_time if r is not None else None)
         test = loop.test
         fit = fit_final(cand.tree, loop.grammar, loop.train.X, loop.train.Y, loop.train.categorical_features,
                         None if test is None else test.X, None if test is None else test.Y,
@@ -61,6 +61,9 @@ def finish(loop: SearchLoop) -> SearchOutcome:
         "refit_time": None if fit is None else round(fit.wall_time, 3),
         "refit_failure": None if fit is None or fit.ok else f"{fit.status}: {fit.reason}",
         "counts": {**st.counts, "generations": st.generation},
+        "mode": cfg.effective_mode,
+        "limits": loop.keeper.summary(),
+        "work": loop.work(),
         "warnings": [],
     }
     if loop.run_dir is not None:

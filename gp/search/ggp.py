@@ -1,12 +1,16 @@
 """Grammar-based genetic programming (Auto-MEKA_GGP, thesis §5.3.1.3, Alg. 5.1).
 
-Generational: ramped half-and-half initialisation; tournament selection (size 2);
-elitism; Whigham crossover (P_c) and mutation (P_m, one draw for both children);
-a restart with a fresh population when the best phenotype has not changed for
-``restart_patience`` generations after at least ``restart_min_generations``. The
-best individual before each restart is archived for the final choice. Elites and
-unchanged children are re-evaluated through the loop's cache, which is free on the
-same split and gives them a fair score after a resample.
+Generational (the thesis's, ``--mode generational``): ramped half-and-half
+initialisation; tournament selection (size 2); elitism; Whigham crossover (P_c) and
+mutation (P_m, one draw for both children); a restart with a fresh population when the
+best phenotype has not changed for ``restart_patience`` generations after at least
+``restart_min_generations``. The best individual before each restart is archived for
+the final choice. Elites and unchanged children are re-evaluated through the loop's
+cache, which is free on the same split and gives them a fair score after a resample.
+
+Asynchronous (``--mode async``): the same operators on a steady-state population
+(:mod:`gp.search.population`): each free worker gets the next child of a pair bred
+from the population as it is now, and each evaluated child is inserted at once.
 """
 from __future__ import annotations
 
@@ -14,7 +18,8 @@ import numpy as np
 from deap import tools
 
 from .individual import Individual
-from .method import SearchMethod, best_of, elites, register_method, tournament
+from .method import SearchMethod, SteadyStateMethod, best_of, elites, register_method, tournament
+from .population import SteadyPopulation
 
 
 class Breeder:
@@ -41,24 +46,30 @@ class Breeder:
         ``mate_for(parent, rng)``, when given, replaces the plain crossover (spGGP's
         inter-species crossover plugs in here).
         """
-        cfg = self.config
-        new = [Individual(e.tree, e.species) for e in elites(pool, min(cfg.elitism, n))]
+        new = [e.fresh() for e in elites(pool, min(self.config.elitism, n))]
         while len(new) < n:
-            p1 = tournament(pool, cfg.tournament_size, rng)
-            p2 = tournament(pool, cfg.tournament_size, rng)
-            children = None
-            if rng.random() < cfg.crossover_rate:
-                children = mate_for(p1, p2, rng) if mate_for else self.crossover(p1, p2, pool, rng)
-            if children is None:
-                children = (Individual(p1.tree, p1.species), Individual(p2.tree, p2.species))
-            if species is not None:
-                children = tuple(Individual(c.tree, species) for c in children)
-            if rng.random() < cfg.mutation_rate:
-                children = tuple(c.mutate(self.method.variation, rng) for c in children)
+            children = self.pair(pool, rng, species, mate_for)
             new.append(children[0])
             if len(new) < n:
                 new.append(children[1])
         return new
+
+    def pair(self, pool: list[Individual], rng: np.random.Generator, species: int | None = None,
+             mate_for=None) -> tuple[Individual, Individual]:
+        """Two children: tournament parents, crossover with P_c, mutation of both with P_m."""
+        cfg = self.config
+        p1 = tournament(pool, cfg.tournament_size, rng)
+        p2 = tournament(pool, cfg.tournament_size, rng)
+        children = None
+        if rng.random() < cfg.crossover_rate:
+            children = mate_for(p1, p2, rng) if mate_for else self.crossover(p1, p2, pool, rng)
+        if children is None:
+            children = (p1.fresh(), p2.fresh())
+        if species is not None:
+            children = tuple(Individual(c.tree, species) for c in children)
+        if rng.random() < cfg.mutation_rate:
+            children = tuple(c.mutate(self.method.variation, rng) for c in children)
+        return children[0], children[1]
 
 
 class Convergence:
@@ -86,7 +97,7 @@ class Convergence:
 
 
 @register_method
-class GGP(SearchMethod):
+class GGP(SteadyStateMethod):
     name = "ggp"
     resamples = True
 
@@ -96,11 +107,14 @@ class GGP(SearchMethod):
         self.convergence = Convergence(config.restart_patience, config.restart_min_generations)
         self.restart_archive: list[Individual] = []
         self.hall = tools.HallOfFame(config.final_candidates)
+        self.steady = SteadyPopulation(config.population)
+        self._restart_due = True  # the first asynchronous ask starts the population
 
     def fresh(self, rng: np.random.Generator, species: int | None = None, n: int | None = None) -> list[Individual]:
         trees = self.variation.population(n or self.config.population, rng, species, self.config.min_init_depth)
         return [Individual(t, species) for t in trees]
 
+    # -- generational ----------------------------------------------------------------------
     def ask(self, rng):
         if not self.population:
             return self.fresh(rng)
@@ -114,12 +128,48 @@ class GGP(SearchMethod):
         self.convergence.record(best_of(self.population).phenotype)
         self.hall.update(self.population)
 
+    # -- asynchronous ----------------------------------------------------------------------
+    def ask_one(self, rng):
+        pop = self.steady
+        if self._restart_due:
+            if pop.members:
+                self.restart_archive.append(pop.best())
+            self._restart_due = False
+            pop.restart(self.fresh(rng))
+        return next_from(pop, lambda pool: Breeder(self).pair(pool, rng), lambda: self.fresh(rng, n=1)[0])
+
+    def tell_one(self, evaluated):
+        self.hall.update([evaluated])
+        if self.steady.insert(evaluated):
+            self.convergence.record(self.steady.best().phenotype)
+            self._restart_due = self.convergence.step()
+
+    def new_view(self):
+        self.steady.new_view(self.config.elitism)
+
+    # -- both -----------------------------------------------------------------------------------
+    def _current(self) -> list[Individual]:
+        return self.population or self.steady.members
+
     def archive(self):
-        return _distinct(self.restart_archive + [best_of(self.population)] + list(self.hall)
-                         if self.population else self.restart_archive)
+        current = self._current()
+        return _distinct(self.restart_archive + ([best_of(current)] if current else []) + list(self.hall))
 
     def stats(self):
         return {"restarts": self.convergence.restarts, "species": None}
+
+
+def next_from(pop: SteadyPopulation, breed_pair, fresh_one) -> Individual:
+    """The next asynchronous candidate of ``pop``: queued first, else a child of the selection pool
+    (its sibling is queued), else — nothing evaluated yet to breed from — a fresh derivation."""
+    if pop.queue:
+        return pop.queue.pop(0)
+    pool = pop.selection_pool()
+    if not pool:
+        return fresh_one()
+    first, second = breed_pair(pool)
+    pop.queue.append(second)
+    return first
 
 
 def _distinct(candidates: list[Individual]) -> list[Individual]:

@@ -4,6 +4,13 @@ Individuals stay the project's own picklable trees (:class:`gp.tree.Node`); DEAP
 only sees the ``fitness`` attribute (a :class:`deap.base.Fitness`), which is what
 its statistics, hall of fame and logbook need. TPOT-style, an individual knows how
 to vary and export itself; the variation itself lives in :mod:`gp.search.variation`.
+
+The fitness has two values compared lexicographically (DEAP compares ``wvalues`` as
+tuples): the *fidelity level* at which the candidate was last measured (0: full
+fidelity, -1, -2, …: lower screening rungs, :mod:`gp.search.screening`), then the
+fitness value. So a search compares fitness values only between candidates measured
+at the same fidelity; a screened-out candidate loses every comparison with one that
+was promoted. Without screening every level is 0 and this is plain fitness.
 """
 from __future__ import annotations
 
@@ -21,20 +28,21 @@ if TYPE_CHECKING:
 
 
 class Fitness(base.Fitness):
-    """One maximised objective (a module-level class, so individuals pickle)."""
+    """(fidelity level, fitness), both maximised, compared lexicographically (a module-level
+    class, so individuals pickle)."""
 
-    weights = (1.0,)
+    weights = (1.0, 1.0)
 
 
 class Individual:
     __slots__ = ("tree", "species", "fitness")
 
-    def __init__(self, tree: Node, species: int | None = None, fitness: float | None = None):
+    def __init__(self, tree: Node, species: int | None = None, fitness: float | None = None, level: int = 0):
         self.tree = tree
         self.species = species
         self.fitness = Fitness()
         if fitness is not None:
-            self.fitness.values = (float(fitness),)
+            self.fitness.values = (float(level), float(fitness))
 
     @property
     def phenotype(self) -> str:
@@ -43,10 +51,24 @@ class Individual:
     @property
     def score(self) -> float:
         """The fitness value, or 0.0 (the thesis's lowest fitness) when not evaluated."""
-        return self.fitness.values[0] if self.fitness.valid else 0.0
+        return self.fitness.values[1] if self.fitness.valid else 0.0
 
-    def with_fitness(self, value: float | None) -> "Individual":
-        return Individual(self.tree, self.species, value)
+    @property
+    def level(self) -> int:
+        """The fidelity level of the score: 0 full fidelity, negative a lower screening rung."""
+        return int(self.fitness.values[0]) if self.fitness.valid else 0
+
+    @property
+    def rank(self) -> tuple[float, float]:
+        """The sort key of selection: (level, fitness); (0, 0.0) when not evaluated."""
+        return (float(self.level), self.score)
+
+    def with_fitness(self, value: float | None, level: int = 0) -> "Individual":
+        return Individual(self.tree, self.species, value, level)
+
+    def fresh(self) -> "Individual":
+        """The same tree and species, not evaluated (an elite carried to new data)."""
+        return Individual(self.tree, self.species)
 
     def mutate(self, variation: "Variation", rng: np.random.Generator) -> "Individual":
         return Individual(variation.mutate(self.tree, self.species, rng), self.species)

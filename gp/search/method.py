@@ -77,10 +77,46 @@ class SearchMethod(ABC):
         """Extra per-generation statistics: ``{"restarts": int, "species": {...} | None}``."""
         return {"restarts": 0, "species": None}
 
+    @property
+    def generation_size(self) -> int:
+        """Evaluations that make one generation (in the asynchronous mode: tells between generation records)."""
+        return self.config.population
+
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
         state["variation"] = None  # rebuilt by attach(); grammars are not checkpointed
         return state
+
+
+class SteadyStateMethod(SearchMethod):
+    """A method that can also run asynchronously (``--mode async``): one candidate at a time.
+
+    In that mode the loop never calls :meth:`ask`/:meth:`tell`: whenever a worker frees up it
+    calls :meth:`ask_one`, and it calls :meth:`tell_one` for every candidate that comes back
+    with a full-fidelity fitness on the current data view, in the order they finish. When the
+    loop changes the data view (a resample, a multi-fidelity period) it calls :meth:`new_view`
+    first: fitness values told afterwards must not be compared with earlier ones. Everything
+    is still plain picklable state: the checkpoint is the pickled method.
+    """
+
+    asynchronous: ClassVar[bool] = True
+
+    @abstractmethod
+    def ask_one(self, rng: np.random.Generator) -> Individual:
+        """The next candidate to evaluate."""
+
+    @abstractmethod
+    def tell_one(self, evaluated: Individual) -> None:
+        """One candidate with its fitness set (0.0 for a failed candidate)."""
+
+    @abstractmethod
+    def new_view(self) -> None:
+        """The data changed: fitness values told from now on are on the new view."""
+
+
+def supports_async(method: str) -> bool:
+    known_methods()
+    return bool(getattr(METHODS.get(method), "asynchronous", False))
 
 
 def known_methods() -> tuple[str, ...]:
@@ -107,16 +143,20 @@ def tournament(pool: list[Individual], size: int, rng: np.random.Generator) -> I
     picks = rng.integers(0, len(pool), size=size)
     best = pool[int(picks[0])]
     for i in picks[1:]:
-        if pool[int(i)].score > best.score:
+        if pool[int(i)].rank > best.rank:
             best = pool[int(i)]
     return best
 
 
 def best_of(pool: list[Individual]) -> Individual:
-    """The fittest individual; ties go to the earlier one (elites come first)."""
-    return max(pool, key=lambda ind: ind.score)  # max keeps the first of equal keys
+    """The fittest individual (by fidelity level, then fitness); ties go to the earlier one."""
+    return max(pool, key=lambda ind: ind.rank)  # max keeps the first of equal keys
+
+
+def by_rank(pool: list[Individual]) -> list[Individual]:
+    """Best first (level, then fitness); a stable sort, so ties keep their order."""
+    return sorted(pool, key=lambda ind: ind.rank, reverse=True)
 
 
 def elites(pool: list[Individual], n: int) -> list[Individual]:
-    order = sorted(range(len(pool)), key=lambda i: (-pool[i].score, i))
-    return [pool[i] for i in order[:n]]
+    return by_rank(pool)[:n]

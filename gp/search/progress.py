@@ -48,7 +48,8 @@ class RichProgress(SearchObserver):
         self.started = time.time()
         resumed = " (resumed)" if info.get("resumed") else ""
         where = info.get("scheduler") or f"{info.get('workers')} local worker(s)"
-        self.console.print(f"[bold]evolve[/]{resumed}: {info.get('method')} on {info.get('data_name')}, "
+        self.console.print(f"[bold]evolve[/]{resumed}: {info.get('method')} ({info.get('mode', '')}) on "
+                           f"{info.get('data_name')}, "
                            f"grammar {info.get('grammar')}, budget {_clock(info.get('budget', 0))}, {where}",
                            highlight=False)
         if info.get("run_dir"):

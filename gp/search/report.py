@@ -36,7 +36,8 @@ RUN_FILES = ("best/phenotype.txt", "best/tree.txt", "best/tree.dot", "best/tree.
              "best/model.py", "convergence.png", "evaluations.jsonl", "generations.jsonl", "final.json",
              "checkpoint.pkl")
 #: Settings shown on their own line; other RunConfig fields are listed compactly after them.
-_MAIN_SETTINGS = ("seed", "population", "budget_seconds", "workers", "fitness", "eval_timeout", "memory_bytes")
+_MAIN_SETTINGS = ("seed", "mode", "population", "budget_seconds", "workers", "fitness", "eval_timeout",
+                  "adaptive_timeout", "screening", "memory_bytes")
 TOP_N = 10
 PHENOTYPE_WIDTH = 70
 REASON_WIDTH = 80
@@ -192,6 +193,25 @@ def _status(run: Path, final: Optional[dict], generations: Sequence[dict]) -> di
             "resume": f"python cli.py evolve --resume {run}"}
 
 
+def _limits(config: dict, evaluations: Sequence[dict], final: Optional[dict]) -> dict:
+    """Time limits: the hard cap, and how many candidates the adaptive limit stopped and what that saved."""
+    from .timekeeper import TimeKeeper
+
+    cfg = dict(config.get("config") or {})
+    recorded = (final or {}).get("limits") if isinstance((final or {}).get("limits"), dict) else {}
+    hard = _finite(recorded.get("hard_cap"))
+    if hard is None:
+        hard = TimeKeeper(_finite(cfg.get("budget_seconds")) or 600.0, _finite(cfg.get("search_fraction")) or 0.85,
+                          _finite(cfg.get("eval_timeout"))).hard_cap
+    capped = [r for r in evaluations if r.get("capped")]
+    return {"hard_cap": hard, "adaptive": bool(cfg.get("adaptive_timeout", False)),
+            "timeouts": sum(1 for r in evaluations if r.get("status") == "timeout"),
+            "skipped": sum(1 for r in evaluations if r.get("status") == "skipped"),
+            "capped": len(capped),
+            "saved_seconds": sum(max(hard - (_finite(r.get("limit")) or hard), 0.0) for r in capped),
+            "adaptive_limits": dict(recorded.get("adaptive_limits") or {})}
+
+
 def summarise(run_dir: PathLike) -> dict:
     """Everything ``inspect`` shows, as plain data.
 
@@ -200,7 +220,8 @@ def summarise(run_dir: PathLike) -> dict:
     ``best`` (phenotype, fitness, measures, species, source; or None), ``top`` (up to 10
     distinct search-phase phenotypes, best first), ``failures`` ([{status, reason, count}],
     up to 10), ``counts`` (evaluations, failed, cached, generations, elapsed_seconds,
-    evaluations_per_minute), ``species`` ({id: {evaluations, failures, best_fitness,
+    evaluations_per_minute), ``limits`` (hard_cap, adaptive, timeouts, skipped, capped, saved_seconds,
+    adaptive_limits), ``work`` (final.json's worker utilisation block or None), ``species`` ({id: {evaluations, failures, best_fitness,
     mean_fitness, best_phenotype}}, empty for unspeciated runs), ``test`` (final.json's
     test block or None) and ``files`` (relative name → path, existing files only).
     Raises :class:`ReportError` when ``run_dir`` is not a run directory.
@@ -225,6 +246,8 @@ def summarise(run_dir: PathLike) -> dict:
         "top": top,
         "failures": _failures(evaluations),
         "counts": _counts(final, evaluations, generations),
+        "limits": _limits(config, evaluations, final),
+        "work": (final or {}).get("work") if isinstance((final or {}).get("work"), dict) else None,
         "species": _species_stats(evaluations),
         "test": (final or {}).get("test") if isinstance((final or {}).get("test"), dict) else None,
         "files": {name: str(run / name) for name in RUN_FILES if (run / name).is_file()},
@@ -339,6 +362,24 @@ def _count_rows(s: dict) -> list[tuple[str, str]]:
             ("evaluations per minute", "—" if rate is None else f"{rate:.1f}")]
 
 
+def _limit_rows(s: dict) -> list[tuple[str, str]]:
+    lim, work = s["limits"], s["work"]
+    rows = [("hard cap per candidate", f"{lim['hard_cap']:.0f} s"),
+            ("adaptive limit", "on" if lim["adaptive"] else "off"),
+            ("time-outs", str(lim["timeouts"])),
+            ("stopped by the adaptive limit", f"{lim['capped']} (saving up to {lim['saved_seconds']:.0f} "
+                                              "worker-seconds against the hard cap)"),
+            ("not started (predicted too slow)", str(lim["skipped"]))]
+    if lim["adaptive_limits"]:
+        rows.append(("adaptive limits at the end", ", ".join(f"{v:.1f} s" for v in lim["adaptive_limits"].values())))
+    if work:
+        rows += [("worker utilisation (search)", "—" if work.get("utilisation") is None
+                  else f"{100 * work['utilisation']:.1f} % of {work.get('workers')} workers"),
+                 ("useful work (search)", "—" if work.get("useful_work") is None
+                  else f"{100 * work['useful_work']:.1f} % of busy worker-seconds ended with a fitness")]
+    return rows
+
+
 def _species_table(s: dict) -> Table:
     table = Table(title="Species", title_justify="left", title_style="bold")
     for col in ("species", "evaluations", "failures", "best", "mean ok"):
@@ -372,6 +413,7 @@ def render_inspect(run_dir: PathLike, console: Console) -> None:
         _top_table(s, console.width) if s["top"] else "No successful search-phase evaluation yet.",
         _failure_table(s) if s["failures"] else "No failed evaluations.",
         _kv_table("Counts", _count_rows(s)),
+        _kv_table("Time limits and workers", _limit_rows(s)),
         _species_table(s) if s["species"] else None,
         _kv_table("Test set", _test_rows(s["test"])) if s["test"] else None,
         _kv_table("Files", list(s["files"].items()) or [("none", "")]),

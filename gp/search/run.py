@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
+import pickle
 import sys
 import time
 from dataclasses import dataclass, field
@@ -107,6 +108,7 @@ def start(config: RunConfig, grammar: str | Path | Grammar, data: RunData, out: 
           observers: list[SearchObserver] = (), argv: list[str] | None = None, write: bool = True) -> SearchOutcome:
     """Run a search from scratch. ``out`` None: a timestamped folder under ``runs/`` (unless ``write`` is False)."""
     g = grammar if isinstance(grammar, Grammar) else load_grammar(grammar)
+    config = config.replace(mode=config.effective_mode)  # config.json says which mode ran
     run = None
     if write:
         run = RunDirectory(out or Path("runs") / default_run_name(config.method))
@@ -118,7 +120,7 @@ def start(config: RunConfig, grammar: str | Path | Grammar, data: RunData, out: 
             "argv": list(argv) if argv is not None else sys.argv, "started": _dt.datetime.now().isoformat(),
         })
     method = make_method(config, g, data.train.meta)
-    state = SearchState.initial(method, config.seed)
+    state = SearchState.initial(method, config, config.worker_count)
     return run_loop(config, g, data, state, run, observers)
 
 
@@ -147,9 +149,15 @@ def resume(path: str | Path, observers: list[SearchObserver] = (), workers: int 
         raise RunError(f"cannot reload the run's data: {exc}") from None
     data.description = desc
     grammar = load_grammar(grammar_path)
-    state: SearchState | None = run.load_checkpoint()
+    try:
+        state: SearchState | None = run.load_checkpoint()
+    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError) as exc:
+        raise RunError(f"{path}: the checkpoint cannot be read ({type(exc).__name__}: {exc})") from None
+    if state is not None and not hasattr(state, "keeper"):
+        raise RunError(f"{path} was written by an older version of ggp-automl and cannot be resumed by this one; "
+                       "start a new run")
     if state is None:  # killed before the first generation ended: the same seed replays it
-        state = SearchState.initial(make_method(config, grammar, data.train.meta), config.seed)
+        state = SearchState.initial(make_method(config, grammar, data.train.meta), config, config.worker_count)
     else:
         state.method.config = config
         state.method.attach(grammar, data.train.meta)
@@ -165,13 +173,14 @@ def resume(path: str | Path, observers: list[SearchObserver] = (), workers: int 
 def run_loop(config: RunConfig, grammar: Grammar, data: RunData, state: SearchState, run: RunDirectory | None,
              observers: list[SearchObserver] = (), restored: list[dict] = (), used: float | None = None
              ) -> SearchOutcome:
-    limits = Limits(timeout=config.eval_timeout, memory_bytes=config.memory_bytes)
-    info = {"method": config.method, "budget": config.budget_seconds, "grammar": grammar.path,
+    limits = Limits(timeout=state.keeper.hard_cap, memory_bytes=config.memory_bytes)
+    info = {"method": config.method, "mode": config.effective_mode, "budget": config.budget_seconds,
+            "grammar": grammar.path,
             "data_name": data.description.get("name", "data"), "workers": config.worker_count,
             "scheduler": config.scheduler, "resumed": bool(restored) or state.generation > 0,
             "test_source": _test_source(data.description), "run_dir": None if run is None else str(run.path)}
     with make_engine(config.workers, limits, config.scheduler) as engine:
-        info["workers"] = engine.workers
+        info["workers"] = state.keeper.workers = engine.workers
         loop = SearchLoop(config=config, grammar=grammar, train=data.train, test=data.test, engine=engine,
                           state=state, run=run, observers=list(observers), restored=list(restored), info=info)
         if used is not None:

@@ -5,20 +5,29 @@ from the method's sampling policy; the best of every batch is kept for the final
 choice. With the uniform policy this is the thesis's baseline; a learning policy
 (PBIL, BO) turns the same method into a model-based search, because every told
 batch is passed to :meth:`gp.policy.SamplingPolicy.update`.
+
+Asynchronous (``--mode async``): the same batches are handed out one candidate at a
+time, and a batch is told (policy update, batch best) once all its members are back.
 """
 from __future__ import annotations
 
 from .individual import Individual
-from .method import SearchMethod, best_of, register_method
+from .method import SteadyStateMethod, best_of, by_rank, register_method
 
 
 @register_method
-class RandomSearch(SearchMethod):
+class RandomSearch(SteadyStateMethod):
     name = "random"
 
     def __init__(self, config, policy=None):
         super().__init__(config, policy)
         self.batch_bests: list[Individual] = []
+        self.queue: list[Individual] = []
+        self.current: list[Individual] = []
+
+    @property
+    def generation_size(self) -> int:
+        return self.config.batch_size
 
     def ask(self, rng):
         trees = self.variation.population(self.config.batch_size, rng, None, self.config.min_init_depth)
@@ -28,7 +37,21 @@ class RandomSearch(SearchMethod):
         self.policy.update([i.tree for i in evaluated], [i.score for i in evaluated])
         self.batch_bests.append(best_of(evaluated))
         # keep only what the final choice can use
-        self.batch_bests = sorted(self.batch_bests, key=lambda i: -i.score)[: self.config.final_candidates]
+        self.batch_bests = by_rank(self.batch_bests)[: self.config.final_candidates]
+
+    def ask_one(self, rng):
+        if not self.queue:
+            self.queue = self.ask(rng)
+        return self.queue.pop(0)
+
+    def tell_one(self, evaluated):
+        self.current.append(evaluated)
+        if len(self.current) >= self.config.batch_size:
+            self.tell(self.current)
+            self.current = []
+
+    def new_view(self):
+        """Nothing to do: random search compares nothing while it searches."""
 
     def archive(self):
-        return list(self.batch_bests)
+        return by_rank(self.batch_bests + ([best_of(self.current)] if self.current else []))

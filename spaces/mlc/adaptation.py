@@ -5,6 +5,7 @@ back-propagation with momentum. Deviations from MEKA, both for cost (decision 10
 mini-batches of 32 instead of online updates (≈20× faster at the same epochs), and
 scikit-learn's cross-entropy loss and Glorot initialisation instead of squared error
 and N(0, 0.1²). Scores: the output sigmoids, per label in (0, 1).
+Inputs are normalised to [-1, 1] with the training range, as Mulan's BPMLL does by default.
 """
 from __future__ import annotations
 
@@ -16,21 +17,38 @@ from sklearn.neural_network import MLPClassifier
 
 from ..params import Params
 from ..registry import register
+from ..slc.functions import _range_scaling
 from .base import MLCEstimator
 
 
 class BPNN(MLCEstimator):
+    """ML-BPNN (Mulan BPMLL as used by MEKA): see the module docstring for the deviations.
+
+    Scaling: ``normalize`` (default True, Mulan's ``normalizeAttributes``) maps every input to
+    [-1, 1] with the training min/max (columns constant in training → 0), because unscaled
+    features saturate the sigmoids (on emotions every row then gets nearly the same scores).
+    """
+
     def __init__(self, epochs=100, hidden_units=10, learning_rate=0.1, momentum=0.1, batch_size=32,
-                 random_state=0):
+                 normalize=True, random_state=0):
         self.epochs = epochs
         self.hidden_units = hidden_units
         self.learning_rate = learning_rate
         self.momentum = momentum
         self.batch_size = batch_size
+        self.normalize = normalize
         self.random_state = random_state
+
+    def _scale(self, X) -> np.ndarray:
+        X = np.asarray(X, dtype=float)
+        scaling = getattr(self, "scaling_", None)  # None also for models pickled before scaling existed
+        return X if scaling is None else (X - scaling[0]) * scaling[1] + scaling[2]
 
     def fit(self, X, Y, sample_weight=None):
         Y = self._validate_Y(Y)
+        X = np.asarray(X, dtype=float)
+        self.scaling_ = _range_scaling(X, -1.0, 1.0) if self.normalize else None
+        X = self._scale(X)
         self.net_ = MLPClassifier(
             hidden_layer_sizes=(max(1, int(self.hidden_units)),), activation="logistic", solver="sgd",
             learning_rate="constant", learning_rate_init=self.learning_rate, momentum=self.momentum,
@@ -51,7 +69,7 @@ class BPNN(MLCEstimator):
         return self
 
     def predict_scores(self, X):
-        X = np.asarray(X, dtype=float)
+        X = self._scale(X)
         out = np.tile(self.constant_.astype(float), (X.shape[0], 1))
         if self.varying_.size:
             proba = self.net_.predict_proba(X)

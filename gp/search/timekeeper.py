@@ -1,0 +1,219 @@
+"""The time-keeper: every budget rule of a run, in one place (GAMA's one time-keeper).
+
+Why one object: the budget is split between the search, the final re-evaluation and the
+refit of the winner, and every candidate needs a time limit. When those rules live in
+several modules they drift apart; here they are written once, and the loop and the final
+stage only ask.
+
+**Per-candidate time limits** (issue 8). A candidate runs under the smallest of
+
+1. the *hard cap*: ``--eval-timeout`` when given, else a tenth of the budget
+   (:data:`EVAL_TIMEOUT_SHARE`; auto-sklearn's ``per_run_time_limit`` and GAMA's
+   ``max_eval_time`` use the same share), so a 3-minute run does not wait 180 s for one
+   candidate;
+2. the *adaptive limit*, once :data:`MIN_OBSERVATIONS` candidates at the same fidelity (data
+   view size and screening rung) have ended with a fitness::
+
+       limit = max(FLOOR_SECONDS, SPREAD × median(successful times), GOOD_SLACK × time of the fittest)
+
+   A candidate that runs :data:`SPREAD` times longer than the typical successful candidate is
+   stopped. The median, not a high quantile, because the times are heavy-tailed (in the Large
+   space a third of the candidates take 10-1000 times the median), so a high quantile is itself
+   "far longer". It is SMAC's adaptive capping with the incumbent's runtime as the second
+   term: here the objective is quality, so the fittest candidate's time says what a good
+   candidate may need;
+3. the time left before the search's deadline (the engine applies that one).
+
+Slow but excellent candidates are not locked out, for two reasons written into the rule: the
+limit never falls below :data:`GOOD_SLACK` × the time of the fittest candidate seen so far, so
+once a slow candidate (a 300-tree random forest on yeast) proves the best, its kind gets the
+time it needs; and every :data:`PROBE_EVERY`-th candidate runs under the hard cap alone (a
+*probe*), so slow kinds are still tried and, when they prove best, raise the limit through the
+second term. Times are kept per fidelity level, because a candidate on a 1/3 subsample or an
+early multi-fidelity period is faster than on the full data: a new level starts at the hard
+cap. A candidate stopped below the hard cap counts as *capped*; the worker-seconds it could
+still have used under the hard cap count as *saved* (an upper bound), and ``inspect`` shows both.
+Under an adaptive limit, a candidate whose algorithms the run has seen run past that limit
+again and again is not started at all (:mod:`gp.search.runtime`); probes never are skipped.
+
+**The end of the search** (:meth:`TimeKeeper.search_end`): at ``search_fraction`` (85 %) of
+the budget, or earlier when the best candidates are so slow that re-evaluating them and
+refitting the best needs more than the remaining 15 %; never before half of the 85 %.
+**The final stage** (:meth:`TimeKeeper.final_plan`) re-evaluates the candidates in order of
+search fitness, as many as their measured times allow before the refit's reserve, always the
+first one; the refit (:meth:`TimeKeeper.refit_timeout`) gets the rest of the budget but at
+least :data:`REFIT_FACTOR` × the winner's measured time, so a slow winner ends a run a little
+late rather than without a model (``final.json`` records any overrun).
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from .runtime import RuntimeScreen
+
+#: the hard cap, when ``--eval-timeout`` is not given: this share of the budget
+EVAL_TIMEOUT_SHARE = 0.1
+#: adaptive limits start after this many successful evaluations at a fidelity level
+MIN_OBSERVATIONS = 10
+#: ... allow this many times the median successful time ...
+SPREAD = 10.0
+#: ... and at least this many times the fittest candidate's time ...
+GOOD_SLACK = 3.0
+#: ... and never less than this
+FLOOR_SECONDS = 3.0
+#: every PROBE_EVERY-th candidate runs under the hard cap alone
+PROBE_EVERY = 10
+#: a re-evaluation at the end is planned at this many times the candidate's measured time
+REEVAL_MARGIN = 1.2
+#: the refit on all the training data (1.25x the learning rows) is planned at this many times
+#: the winner's measured time
+REFIT_FACTOR = 1.5
+#: the search always gets at least this share of its planned time
+MIN_SEARCH_SHARE = 0.5
+#: the fewest seconds a final re-evaluation or refit is given
+MIN_FINAL_SECONDS = 5.0
+
+
+class TimeKeeper:
+    """Budget rules of one run; its counters are part of the checkpoint."""
+
+    def __init__(self, budget: float, search_fraction: float = 0.85, eval_timeout: float | None = None,
+                 adaptive: bool = True, workers: int = 1):
+        self.budget = float(budget)
+        self.search_fraction = float(search_fraction)
+        self.hard_cap = float(eval_timeout) if eval_timeout else max(EVAL_TIMEOUT_SHARE * self.budget,
+                                                                     FLOOR_SECONDS)
+        self.hard_cap_source = "--eval-timeout" if eval_timeout else f"{EVAL_TIMEOUT_SHARE:.0%} of the budget"
+        self.adaptive = bool(adaptive)
+        self.workers = int(workers)
+        #: fidelity level -> wall times of the evaluations that ended with a fitness
+        self.times: dict[object, list[float]] = {}
+        #: fidelity level -> the fittest (fitness, wall time)
+        self.top: dict[object, tuple[float, float]] = {}
+        #: the fittest full-fidelity search candidates: (fitness, wall time), best first
+        self.best: list[tuple[float, float]] = []
+        self.requests = 0
+        self.screen = RuntimeScreen()
+        self.capped = 0
+        self.saved_seconds = 0.0
+        self.timeouts = 0
+        self._lock = threading.Lock()
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    # -- per-candidate limits -------------------------------------------------------------
+    def adaptive_limit(self, level: object = None) -> float | None:
+        """The adaptive limit at ``level`` (None: not enough observations, or adaptive limits off)."""
+        with self._lock:
+            times = self.times.get(level, [])
+            if not self.adaptive or len(times) < MIN_OBSERVATIONS:
+                return None
+            spread = SPREAD * float(np.median(times))
+            good = GOOD_SLACK * self.top[level][1]
+        return min(self.hard_cap, max(FLOOR_SECONDS, spread, good))
+
+    def assign(self, level: object = None, algorithms: set[str] = frozenset()) -> tuple[float, str | None]:
+        """The time limit of the next candidate at ``level``, and why it should not be started at
+        all (the runtime screen's verdict) or None. Every candidate that is not a cache hit is
+        assigned exactly once, in the order the search meets it, so a resumed run replays the probes."""
+        with self._lock:
+            self.requests += 1
+            probe = self.requests % PROBE_EVERY == 0
+        adaptive = None if probe else self.adaptive_limit(level)
+        if adaptive is None:
+            return self.hard_cap, None
+        return adaptive, self.screen.verdict(algorithms, adaptive) if self.adaptive else None
+
+    def limit(self, level: object = None) -> float:
+        """The time limit of the next candidate at ``level`` (counts it for the probe rule)."""
+        return self.assign(level)[0]
+
+    def observe(self, result, level: object = None, search: bool = True, algorithms: set[str] = frozenset()) -> dict:
+        """Learn from one finished evaluation; returns what its log record says about its limit."""
+        if search:
+            self.screen.observe(algorithms, result.status, result.wall_time, result.limit)
+        note = {"limit": result.limit or None}
+        if result.status == "timeout":
+            self.timeouts += 1
+            if result.limit and result.limit < self.hard_cap - 1e-6:
+                self.capped += 1
+                self.saved_seconds += self.hard_cap - result.limit
+                note["capped"] = True
+        if result.ok and search:
+            with self._lock:
+                self.times.setdefault(level, []).append(float(result.wall_time))
+                if level not in self.top or result.fitness > self.top[level][0]:
+                    self.top[level] = (float(result.fitness), float(result.wall_time))
+        return note
+
+    def observe_full(self, fitness: float, wall_time: float, keep: int) -> None:
+        """A full-fidelity search result: the final stage plans its time from the best ones."""
+        self.best.append((float(fitness), float(wall_time)))
+        self.best.sort(key=lambda fw: -fw[0])
+        del self.best[keep:]
+
+    def summary(self) -> dict:
+        return {"hard_cap": round(self.hard_cap, 3), "hard_cap_source": self.hard_cap_source,
+                "adaptive": self.adaptive, "timeouts": self.timeouts, "capped": self.capped,
+                "saved_seconds": round(self.saved_seconds, 1), "skipped": self.screen.skipped,
+                "adaptive_limits": {str(k): v for k in self.times
+                                    if (v := self.adaptive_limit(k)) is not None}}
+
+    # -- the end of the search and the final stage ----------------------------------------------
+    @property
+    def search_seconds(self) -> float:
+        return self.budget * self.search_fraction
+
+    def final_need(self) -> float:
+        """Seconds the final stage needs for the best candidates found so far."""
+        if not self.best:
+            return 0.0
+        reevaluate = REEVAL_MARGIN * max(w for _, w in self.best[: max(self.workers, 1)])
+        return reevaluate + REFIT_FACTOR * self.best[0][1]
+
+    def search_end(self) -> float:
+        """Budget seconds at which the search stops."""
+        reserve = max(self.budget - self.search_seconds, self.final_need())
+        return max(self.budget - reserve, MIN_SEARCH_SHARE * self.search_seconds)
+
+    def refit_reserve(self, wall_time: float) -> float:
+        return max(REFIT_FACTOR * wall_time, MIN_FINAL_SECONDS)
+
+    def final_plan(self, walls: list[float | None], now: float) -> tuple[list[int], float]:
+        """Which candidates (given best first, with their measured times) to re-evaluate, and the
+        deadline (budget seconds) of the re-evaluation: list scheduling on the workers in order
+        of search fitness, a candidate kept only if it is planned to end before the refit's
+        reserve — except the first, which is always started, with a deadline that may reach into
+        the refit's reserve but never past the budget."""
+        if not walls:
+            return [], now
+        end = self.budget - self.refit_reserve(walls[0] or 0.0)
+        free = [now] * max(self.workers, 1)
+        chosen = []
+        for i, wall in enumerate(walls):
+            need = max(REEVAL_MARGIN * (wall if wall is not None else self.hard_cap), 1.0)
+            k = int(np.argmin(free))
+            if i == 0 or free[k] + need <= end:
+                chosen.append(i)
+                free[k] += need
+        return chosen, min(max(end, now + REEVAL_MARGIN * (walls[0] or 0.0) + 1.0), self.budget)
+
+    def reevaluation_limit(self, wall: float | None) -> float:
+        """A final re-evaluation's own limit: twice its measured time (the split is new), within the hard cap."""
+        if wall is None:
+            return self.hard_cap
+        return min(self.hard_cap, max(2.0 * wall, MIN_FINAL_SECONDS))
+
+    def refit_timeout(self, remaining: float, measured: float | None) -> float:
+        """The refit's limit: the rest of the budget, but at least REFIT_FACTOR × the measured time."""
+        measured = self.hard_cap if measured is None else measured
+        return max(remaining, min(REFIT_FACTOR * measured + 2.0, self.hard_cap * 1.25), MIN_FINAL_SECONDS)

@@ -1,0 +1,160 @@
+"""The time-keeper's rules: hard cap from the budget, the adaptive limit, probes, the final plan."""
+from __future__ import annotations
+
+import pytest
+
+from evaluation.candidate import EvaluationResult
+from gp.search import timekeeper as tk
+from gp.search.timekeeper import TimeKeeper
+
+
+def ok(wall: float, fitness: float = 0.5) -> EvaluationResult:
+    return EvaluationResult("p", "ok", fitness, {}, wall, 0.0, wall)
+
+
+def timeout(limit: float) -> EvaluationResult:
+    return EvaluationResult("p", "timeout", 0.0, wall_time=limit, limit=limit)
+
+
+def limits(keeper: TimeKeeper, n: int, level=None) -> list[float]:
+    return [keeper.limit(level) for _ in range(n)]
+
+
+def test_the_hard_cap_is_a_tenth_of_the_budget_unless_given():
+    assert TimeKeeper(600).hard_cap == 60.0
+    assert TimeKeeper(180).hard_cap == 18.0
+    assert TimeKeeper(20).hard_cap == tk.FLOOR_SECONDS  # never below the floor
+    assert TimeKeeper(600, eval_timeout=180).hard_cap == 180.0
+
+
+def test_no_adaptive_limit_before_enough_successes():
+    keeper = TimeKeeper(3600)  # hard cap 360 s
+    for _ in range(tk.MIN_OBSERVATIONS - 1):
+        keeper.observe(ok(1.0))
+    assert set(limits(keeper, 5)) == {360.0}
+    keeper.observe(ok(1.0))
+    assert keeper.adaptive_limit() == pytest.approx(tk.SPREAD * 1.0)
+
+
+def test_the_adaptive_limit_follows_the_typical_successful_time():
+    keeper = TimeKeeper(3600)
+    for wall in [0.5] * 8 + [10.0, 20.0]:  # heavy-tailed: the median is 0.5 s
+        keeper.observe(ok(wall, fitness=0.1))
+    assert keeper.adaptive_limit() == pytest.approx(tk.SPREAD * 0.5)
+    # a candidate far slower than the typical successful one is stopped at that limit ...
+    assert limits(keeper, 9) == [pytest.approx(5.0)] * 9
+    # ... except every PROBE_EVERY-th, which may run to the hard cap
+    assert keeper.limit() == 360.0
+
+
+def test_the_limit_has_a_floor():
+    keeper = TimeKeeper(3600)
+    for _ in range(10):
+        keeper.observe(ok(0.05))
+    assert keeper.adaptive_limit() == tk.FLOOR_SECONDS
+
+
+def test_a_slow_excellent_candidate_keeps_its_kind_in():
+    """A 300-tree random forest that takes 100 s and is the best seen: the limit does not fall
+    below GOOD_SLACK x its time, although the typical successful candidate takes 1 s."""
+    keeper = TimeKeeper(3600)
+    for _ in range(20):
+        keeper.observe(ok(1.0, fitness=0.4))
+    assert keeper.adaptive_limit() == pytest.approx(10.0)
+    keeper.observe(ok(100.0, fitness=0.9))
+    assert keeper.adaptive_limit() == pytest.approx(tk.GOOD_SLACK * 100.0)
+    keeper.observe(ok(2.0, fitness=0.5))  # only the fittest candidate's time counts
+    assert keeper.adaptive_limit() == pytest.approx(tk.GOOD_SLACK * 100.0)
+
+
+def test_the_limit_never_exceeds_the_hard_cap_and_is_off_when_asked():
+    keeper = TimeKeeper(100)  # hard cap 10 s
+    for _ in range(10):
+        keeper.observe(ok(8.0))
+    assert keeper.adaptive_limit() == 10.0
+    fixed = TimeKeeper(100, eval_timeout=180, adaptive=False)
+    for _ in range(10):
+        fixed.observe(ok(1.0))
+    assert fixed.adaptive_limit() is None and set(limits(fixed, 12)) == {180.0}
+
+
+def test_limits_are_learned_per_fidelity_level():
+    keeper = TimeKeeper(3600)
+    for _ in range(10):
+        keeper.observe(ok(2.0), level=(1, 0))
+    assert keeper.adaptive_limit((1, 0)) == pytest.approx(20.0)
+    assert keeper.adaptive_limit((1, 1)) is None  # a new level starts at the hard cap
+
+
+def test_capped_candidates_and_saved_time_are_counted():
+    keeper = TimeKeeper(600)  # hard cap 60 s
+    assert keeper.observe(timeout(20.0)) == {"limit": 20.0, "capped": True}
+    assert keeper.observe(timeout(60.0)) == {"limit": 60.0}  # the hard cap stopped it: not capped
+    summary = keeper.summary()
+    assert (summary["timeouts"], summary["capped"], summary["saved_seconds"]) == (2, 1, 40.0)
+
+
+def test_search_end_leaves_time_for_the_best_candidates():
+    keeper = TimeKeeper(1000, workers=2)  # the last 150 s are the final stage's anyway
+    assert keeper.search_end() == 850.0
+    keeper.observe_full(0.9, 100.0, keep=10)
+    keeper.observe_full(0.8, 150.0, keep=10)
+    # re-evaluating the two best in parallel (1.2 x 150) and refitting the best (1.5 x 100)
+    assert keeper.search_end() == pytest.approx(1000 - 180 - 150)
+
+
+def test_the_final_plan_takes_candidates_in_order_and_always_the_first():
+    keeper = TimeKeeper(100, eval_timeout=100, workers=1)
+    chosen, end = keeper.final_plan([10.0, 50.0, 2.0, 2.0], now=60.0)
+    # refit reserve 1.5 x 10 = 15 s: the window is 60..85 s; 12 s for the first, the 60 s one does not fit
+    assert chosen == [0, 2, 3] and end == pytest.approx(85.0)
+    chosen, end = keeper.final_plan([40.0, 1.0], now=80.0)
+    assert chosen == [0] and end == 100.0  # the best is started even when late, but the budget holds
+
+
+# -- the runtime screen --------------------------------------------------------------------------
+
+def test_the_screen_skips_only_on_enough_evidence():
+    from gp.search.runtime import MIN_EVIDENCE, RuntimeScreen
+
+    screen = RuntimeScreen()
+    for _ in range(MIN_EVIDENCE - 1):
+        screen.observe({"PMCC", "J48"}, "timeout", 4.0, limit=4.0)
+    assert screen.verdict({"PMCC", "NaiveBayes"}, 4.0) is None  # 7 cases are not enough
+    screen.observe({"PMCC", "J48"}, "ok", 30.0, limit=360.0)  # finished, but past 4 s: evidence too
+    reason = screen.verdict({"PMCC", "NaiveBayes"}, 4.0)
+    assert reason is not None and "8 of 8 earlier candidates with PMCC" in reason
+    for _ in range(8):  # J48 was only ever seen beside PMCC; in fast trees it is cleared again
+        screen.observe({"BR", "J48"}, "ok", 0.5, limit=4.0)
+    assert screen.verdict({"BR", "J48"}, 4.0) is None
+    assert screen.skipped == 1
+
+
+def test_the_screen_weighs_finished_and_censored_runs_by_the_limit():
+    from gp.search.runtime import RuntimeScreen
+
+    screen = RuntimeScreen()
+    for _ in range(10):
+        screen.observe({"MCC"}, "timeout", 3.0, limit=3.0)  # past 3 s: says nothing about 20 s
+    assert screen.verdict({"MCC"}, 3.0) is not None
+    assert screen.verdict({"MCC"}, 20.0) is None
+    for _ in range(10):
+        screen.observe({"MCC"}, "ok", 1.0, limit=3.0)  # half of them finish within 3 s
+    assert screen.verdict({"MCC"}, 3.0) is None
+    for _ in range(10):
+        screen.observe({"LWL"}, "error", 0.1, limit=3.0)  # failures say nothing about time
+    assert screen.verdict({"LWL"}, 3.0) is None
+
+
+def test_probes_and_the_first_candidates_are_never_skipped():
+    keeper = TimeKeeper(3600)
+    for _ in range(20):
+        keeper.observe(ok(0.2), algorithms={"BR"})
+        keeper.observe(timeout(3.0), algorithms={"PMCC"})
+    decisions = [keeper.assign(algorithms={"PMCC"}) for _ in range(20)]
+    skipped = [d for d in decisions if d[1] is not None]
+    probes = [d for d in decisions if d[0] == 360.0]
+    assert len(probes) == 2 and all(d[1] is None for d in probes)
+    assert len(skipped) == 18 and all(d[0] == tk.FLOOR_SECONDS for d in skipped)
+    fresh = TimeKeeper(3600)
+    assert fresh.assign(algorithms={"PMCC"}) == (360.0, None)  # nothing learned yet: run it
