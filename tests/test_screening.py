@@ -113,3 +113,21 @@ def test_a_generation_ranks_screened_out_candidates_below_promoted_ones(small, d
     assert len(full) == 4 and len(screened) == 8  # ceil(12 / 3) promoted
     assert min(i.rank for i in full) > max(i.rank for i in screened)
     assert loop.history[0]["best_fitness"] == max(i.score for i in full)
+
+
+@pytest.mark.parametrize("mode", ["generational", "async"])
+def test_screening_composes_with_a_multi_fidelity_schedule(small, data, mode):  # noqa: F811
+    """PAS-PIS narrows the view by period; the rungs subsample whichever view the period gives, and
+    a rung's key names its view, so the cache and the promotions never mix periods."""
+    config = _screening_config(mode, fidelity="PAS-PIS").replace(max_generations=None, budget_seconds=3600)
+    engine = FakeEngine(workers=2)
+    loop = _loop(config, small, data, engine)
+    periods = iter([0.0] * 30 + [700.0] * 10_000)  # the first generations in period 1, the rest in period 2
+    loop.now = lambda: next(periods)
+    loop.config = config.replace(max_generations=6)
+    loop.search()
+    views = {k.split("|")[0] for k, _ in engine.calls}
+    assert any(":1of5" in v for v in views) and any(":2of5" in v for v in views)
+    for k, p in engine.calls:
+        if "|r" in k:  # every rung-0 key belongs to a view that was searched
+            assert k.split("|")[0] in views

@@ -394,3 +394,20 @@ def test_a_slow_best_candidate_ends_the_search_early(small, data, wall, end):
     assert loop.keeper.search_end() == pytest.approx(85.0)
     loop.search()
     assert loop.keeper.search_end() == pytest.approx(end)
+
+
+def test_the_final_stage_re_evaluates_in_order_of_search_fitness(small, data):
+    """The best candidates are re-evaluated first, and a candidate that was not re-evaluated never
+    outranks one that was (the README's 2-minute run lost its 0.759 candidate that way)."""
+    config = RunConfig(method="random", batch_size=20, max_generations=3, budget_seconds=3600, mode="generational")
+    engine = FakeEngine()
+    loop = _loop(config, small, data, engine)
+    loop.search()
+    ranked = loop.candidates()
+    searched = len(engine.calls)
+    pairs = loop.choose()
+    final_calls = [p for _, p in engine.calls[searched:]]
+    assert final_calls == [c.phenotype for c in ranked][: len(final_calls)]
+    assert final_calls and final_calls[0] == ranked[0].phenotype
+    evaluated = [r is not None for _, r in pairs]
+    assert evaluated == sorted(evaluated, reverse=True)

@@ -55,16 +55,20 @@ def test_the_limit_has_a_floor():
 
 
 def test_a_slow_excellent_candidate_keeps_its_kind_in():
-    """A 300-tree random forest that takes 100 s and is the best seen: the limit does not fall
-    below GOOD_SLACK x its time, although the typical successful candidate takes 1 s."""
+    """A 300-tree random forest under BR takes 100 s and is the best seen: its kind may take
+    GOOD_SLACK x that, although the typical successful candidate takes 1 s — and only its kind."""
     keeper = TimeKeeper(3600)
+    forest, other = {"BR", "RandomForest"}, {"BR", "J48"}
     for _ in range(20):
-        keeper.observe(ok(1.0, fitness=0.4))
-    assert keeper.adaptive_limit() == pytest.approx(10.0)
-    keeper.observe(ok(100.0, fitness=0.9))
-    assert keeper.adaptive_limit() == pytest.approx(tk.GOOD_SLACK * 100.0)
-    keeper.observe(ok(2.0, fitness=0.5))  # only the fittest candidate's time counts
-    assert keeper.adaptive_limit() == pytest.approx(tk.GOOD_SLACK * 100.0)
+        keeper.observe(ok(1.0, fitness=0.4), algorithms=other)
+    assert keeper.adaptive_limit(algorithms=forest) == pytest.approx(10.0)
+    keeper.observe(ok(100.0, fitness=0.9), algorithms=forest)
+    assert keeper.adaptive_limit(algorithms=forest) == pytest.approx(tk.GOOD_SLACK * 100.0)
+    assert keeper.adaptive_limit(algorithms=other) == pytest.approx(10.0)  # one slow winner lifts no other kind
+    assert keeper.adaptive_limit(algorithms={"CC", "RandomForest"}) == pytest.approx(10.0)
+    for i in range(tk.TOP_KINDS):  # pushed out of the fittest kinds: the protection ends
+        keeper.observe(ok(1.0, fitness=0.95), algorithms={"LC", f"A{i}"})
+    assert keeper.adaptive_limit(algorithms=forest) == pytest.approx(10.0)
 
 
 def test_the_limit_never_exceeds_the_hard_cap_and_is_off_when_asked():

@@ -14,22 +14,26 @@ stage only ask.
 2. the *adaptive limit*, once :data:`MIN_OBSERVATIONS` candidates at the same fidelity (data
    view size and screening rung) have ended with a fitness::
 
-       limit = max(FLOOR_SECONDS, SPREAD × median(successful times), GOOD_SLACK × time of the fittest)
+       limit = max(FLOOR_SECONDS, SPREAD × median(successful times))
+       limit = max(limit, GOOD_SLACK × t)   for a candidate of the same kind as one of the
+                                             TOP_KINDS fittest kinds, t the time of its best
 
    A candidate that runs :data:`SPREAD` times longer than the typical successful candidate is
    stopped. The median, not a high quantile, because the times are heavy-tailed (in the Large
    space a third of the candidates take 10-1000 times the median), so a high quantile is itself
-   "far longer". It is SMAC's adaptive capping with the incumbent's runtime as the second
-   term: here the objective is quality, so the fittest candidate's time says what a good
-   candidate may need;
+   "far longer". The second line is SMAC's adaptive capping turned round for a quality
+   objective: what the fittest candidates needed is what their kind may take. A *kind* is the
+   set of algorithms a tree combines (RSML over CDN over LogisticRegression); the children of a
+   good candidate mostly keep it;
 3. the time left before the search's deadline (the engine applies that one).
 
-Slow but excellent candidates are not locked out, for two reasons written into the rule: the
-limit never falls below :data:`GOOD_SLACK` × the time of the fittest candidate seen so far, so
-once a slow candidate (a 300-tree random forest on yeast) proves the best, its kind gets the
-time it needs; and every :data:`PROBE_EVERY`-th candidate runs under the hard cap alone (a
-*probe*), so slow kinds are still tried and, when they prove best, raise the limit through the
-second term. Times are kept per fidelity level, because a candidate on a 1/3 subsample or an
+Slow but excellent candidates are not locked out, for two reasons written into the rule: once a
+slow candidate (a 300-tree random forest on yeast) is among the fittest, its kind gets
+:data:`GOOD_SLACK` × its time, so its variants can be refined; and every
+:data:`PROBE_EVERY`-th candidate runs under the hard cap alone (a *probe*), so slow kinds are
+still tried and, when they prove good, earn their time through the second line. The
+protection is per kind on purpose: one lucky slow candidate must not lift the limit of every
+other candidate back to the hard cap. Times are kept per fidelity level, because a candidate on a 1/3 subsample or an
 early multi-fidelity period is faster than on the full data: a new level starts at the hard
 cap. A candidate stopped below the hard cap counts as *capped*; the worker-seconds it could
 still have used under the hard cap count as *saved* (an upper bound), and ``inspect`` shows both.
@@ -59,8 +63,9 @@ EVAL_TIMEOUT_SHARE = 0.1
 MIN_OBSERVATIONS = 10
 #: ... allow this many times the median successful time ...
 SPREAD = 10.0
-#: ... and at least this many times the fittest candidate's time ...
+#: ... and, for the kinds of the TOP_KINDS fittest candidates, this many times their time ...
 GOOD_SLACK = 3.0
+TOP_KINDS = 3
 #: ... and never less than this
 FLOOR_SECONDS = 3.0
 #: every PROBE_EVERY-th candidate runs under the hard cap alone
@@ -90,8 +95,8 @@ class TimeKeeper:
         self.workers = int(workers)
         #: fidelity level -> wall times of the evaluations that ended with a fitness
         self.times: dict[object, list[float]] = {}
-        #: fidelity level -> the fittest (fitness, wall time)
-        self.top: dict[object, tuple[float, float]] = {}
+        #: fidelity level -> the fittest kinds: [(fitness, wall time, algorithms)], best first
+        self.top: dict[object, list[tuple[float, float, frozenset]]] = {}
         #: the fittest full-fidelity search candidates: (fitness, wall time), best first
         self.best: list[tuple[float, float]] = []
         self.requests = 0
@@ -111,15 +116,19 @@ class TimeKeeper:
         self._lock = threading.Lock()
 
     # -- per-candidate limits -------------------------------------------------------------
-    def adaptive_limit(self, level: object = None) -> float | None:
-        """The adaptive limit at ``level`` (None: not enough observations, or adaptive limits off)."""
+    def adaptive_limit(self, level: object = None, algorithms: set[str] | None = None) -> float | None:
+        """The adaptive limit at ``level`` for a candidate combining ``algorithms`` (None: not enough
+        observations, or adaptive limits off)."""
         with self._lock:
             times = self.times.get(level, [])
             if not self.adaptive or len(times) < MIN_OBSERVATIONS:
                 return None
-            spread = SPREAD * float(np.median(times))
-            good = GOOD_SLACK * self.top[level][1]
-        return min(self.hard_cap, max(FLOOR_SECONDS, spread, good))
+            limit = max(FLOOR_SECONDS, SPREAD * float(np.median(times)))
+            kind = frozenset(algorithms or ())
+            for _, wall, top_kind in self.top.get(level, []):
+                if kind and kind == top_kind:
+                    limit = max(limit, GOOD_SLACK * wall)
+        return min(self.hard_cap, limit)
 
     def assign(self, level: object = None, algorithms: set[str] = frozenset()) -> tuple[float, str | None]:
         """The time limit of the next candidate at ``level``, and why it should not be started at
@@ -128,7 +137,7 @@ class TimeKeeper:
         with self._lock:
             self.requests += 1
             probe = self.requests % PROBE_EVERY == 0
-        adaptive = None if probe else self.adaptive_limit(level)
+        adaptive = None if probe else self.adaptive_limit(level, algorithms)
         if adaptive is None:
             return self.hard_cap, None
         return adaptive, self.screen.verdict(algorithms, adaptive) if self.adaptive else None
@@ -151,8 +160,12 @@ class TimeKeeper:
         if result.ok and search:
             with self._lock:
                 self.times.setdefault(level, []).append(float(result.wall_time))
-                if level not in self.top or result.fitness > self.top[level][0]:
-                    self.top[level] = (float(result.fitness), float(result.wall_time))
+                kind = frozenset(algorithms)
+                top = [t for t in self.top.get(level, []) if t[2] != kind or t[0] >= result.fitness]
+                if all(t[2] != kind for t in top):
+                    top.append((float(result.fitness), float(result.wall_time), kind))
+                top.sort(key=lambda t: -t[0])
+                self.top[level] = top[:TOP_KINDS]
         return note
 
     def observe_full(self, fitness: float, wall_time: float, keep: int) -> None:
