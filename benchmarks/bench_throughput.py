@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import zlib
 import os
 import statistics
 import subprocess
@@ -76,6 +77,8 @@ def summarise(record: dict, out: Path, timing_path: Path) -> dict:
     useful = sum(_overlap(e["start"], e["end"], s0, s1) for e in timing["events"] if e["status"] == "ok")
     finished = [e for e in timing["events"] if e["status"] is not None and e["end"] <= s1 + 1e-6]
     counts = final.get("counts", {})
+    logged = [json.loads(line) for line in (out / "evaluations.jsonl").read_text().splitlines() if line.strip()] \
+        if (out / "evaluations.jsonl").exists() else []
     record.update({
         "status": final["status"],
         "winner": (final.get("winner") or {}).get("phenotype"),
@@ -92,8 +95,38 @@ def summarise(record: dict, out: Path, timing_path: Path) -> dict:
         "capped": (final.get("limits") or {}).get("capped"),
         "capped_saved_seconds": (final.get("limits") or {}).get("saved_seconds"),
         "overrun": final.get("overrun_seconds", 0.0),
+        "skipped": sum(1 for r in logged if r.get("status") == "skipped"),
+        # which candidates the search evaluated, in order (crc32 of the phenotype): to see where two
+        # methods evaluated the same candidates
+        "search_candidates": [zlib.crc32(r["phenotype"].encode()) for r in logged if r.get("phase") == "search"],
     })
     return record
+
+
+def resummarise(results: Path, runs_dir: Path) -> None:
+    """Recompute every record from its run directory (kept under ``runs_dir``)."""
+    records = []
+    for r in load(results):
+        name = f"{r['variant']}-{r['dataset']}-{r['method']}-f{r['fold']}"
+        out, timing = runs_dir / name, runs_dir / f"{name}.timing.json"
+        records.append(summarise(dict(r), out, timing) if (out / "final.json").exists() and timing.exists() else r)
+    results.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def shared_candidates(records: list[dict], a: str = "after", b: str = "random") -> str:
+    """Per dataset and fold: how many search candidates variants ``a`` and ``b`` both evaluated, and
+    how long their sequences of evaluated candidates agree from the start."""
+    index = {(r["variant"], r["dataset"], r["fold"]): r for r in records if "search_candidates" in r}
+    lines = [f"| dataset | fold | {a} evaluated | {b} evaluated | in common | same first |", "|---|---|---|---|---|---|"]
+    for (variant, dataset, fold), ra in sorted(index.items(), key=lambda kv: (list(DATASETS).index(kv[0][1]),
+                                                                             kv[0][2])):
+        rb = index.get((b, dataset, fold))
+        if variant != a or rb is None:
+            continue
+        ca, cb = ra["search_candidates"], rb["search_candidates"]
+        prefix = next((i for i, (x, y) in enumerate(zip(ca, cb)) if x != y), min(len(ca), len(cb)))
+        lines.append(f"| {dataset} | {fold} | {len(ca)} | {len(cb)} | {len(set(ca) & set(cb))} | {prefix} |")
+    return "\n".join(lines)
 
 
 def load(path: Path) -> list[dict]:
@@ -152,11 +185,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs-dir", default="/tmp/ggp-throughput-runs")
     p.add_argument("--results", default=str(RESULTS / "throughput.jsonl"))
     p.add_argument("--table", action="store_true", help="only write the table of the recorded runs")
+    p.add_argument("--resummarise", action="store_true", help="recompute the records from the kept run directories")
     p.add_argument("extra", nargs="*", help="more evolve options, after --")
     args = p.parse_args(argv)
     results = Path(args.results)
-    if args.table:
-        text = table(load(results))
+    if args.resummarise:
+        resummarise(results, Path(args.runs_dir))
+    if args.table or args.resummarise:
+        text = table(load(results)) + "\n\n" + shared_candidates(load(results))
         (RESULTS / "throughput.md").write_text(text + "\n")
         print(text)
         return 0

@@ -42,7 +42,7 @@ def test_the_adaptive_limit_follows_the_typical_successful_time():
         keeper.observe(ok(wall, fitness=0.1))
     assert keeper.adaptive_limit() == pytest.approx(tk.SPREAD * 0.5)
     # a candidate far slower than the typical successful one is stopped at that limit ...
-    assert limits(keeper, 9) == [pytest.approx(5.0)] * 9
+    assert limits(keeper, tk.PROBE_EVERY - 1) == [pytest.approx(5.0)] * (tk.PROBE_EVERY - 1)
     # ... except every PROBE_EVERY-th, which may run to the hard cap
     assert keeper.limit() == 360.0
 
@@ -124,11 +124,11 @@ def test_the_screen_skips_only_on_enough_evidence():
     screen = RuntimeScreen()
     for _ in range(MIN_EVIDENCE - 1):
         screen.observe({"PMCC", "J48"}, "timeout", 4.0, limit=4.0)
-    assert screen.verdict({"PMCC", "NaiveBayes"}, 4.0) is None  # 7 cases are not enough
+    assert screen.verdict({"PMCC", "NaiveBayes"}, 4.0) is None  # one case too few
     screen.observe({"PMCC", "J48"}, "ok", 30.0, limit=360.0)  # finished, but past 4 s: evidence too
     reason = screen.verdict({"PMCC", "NaiveBayes"}, 4.0)
-    assert reason is not None and "8 of 8 earlier candidates with PMCC" in reason
-    for _ in range(8):  # J48 was only ever seen beside PMCC; in fast trees it is cleared again
+    assert reason is not None and f"{MIN_EVIDENCE} of {MIN_EVIDENCE} earlier candidates with PMCC" in reason
+    for _ in range(MIN_EVIDENCE):  # J48 was only ever seen beside PMCC; in fast trees it is cleared again
         screen.observe({"BR", "J48"}, "ok", 0.5, limit=4.0)
     assert screen.verdict({"BR", "J48"}, 4.0) is None
     assert screen.skipped == 1
@@ -155,10 +155,10 @@ def test_probes_and_the_first_candidates_are_never_skipped():
     for _ in range(20):
         keeper.observe(ok(0.2), algorithms={"BR"})
         keeper.observe(timeout(3.0), algorithms={"PMCC"})
-    decisions = [keeper.assign(algorithms={"PMCC"}) for _ in range(20)]
+    decisions = [keeper.assign(algorithms={"PMCC"}) for _ in range(2 * tk.PROBE_EVERY)]
     skipped = [d for d in decisions if d[1] is not None]
     probes = [d for d in decisions if d[0] == 360.0]
     assert len(probes) == 2 and all(d[1] is None for d in probes)
-    assert len(skipped) == 18 and all(d[0] == tk.FLOOR_SECONDS for d in skipped)
+    assert len(skipped) == len(decisions) - 2 and all(d[0] == tk.FLOOR_SECONDS for d in skipped)
     fresh = TimeKeeper(3600)
     assert fresh.assign(algorithms={"PMCC"}) == (360.0, None)  # nothing learned yet: run it

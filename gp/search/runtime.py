@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 #: skip a candidate when its slowest algorithm ran past the limit this often ...
 SKIP_SHARE = 0.8
 #: ... in at least this many cases whose outcome is known for that limit
-MIN_EVIDENCE = 8
+MIN_EVIDENCE = 6
 
 
 @dataclass

@@ -68,8 +68,9 @@ GOOD_SLACK = 3.0
 TOP_KINDS = 3
 #: ... and never less than this
 FLOOR_SECONDS = 3.0
-#: every PROBE_EVERY-th candidate runs under the hard cap alone
-PROBE_EVERY = 10
+#: every PROBE_EVERY-th candidate runs under the hard cap alone (in the Large space about one
+#: probe in three runs to the cap, so probes cost about 1.5 % of the candidates' hard caps)
+PROBE_EVERY = 20
 #: a re-evaluation at the end is planned at this many times the candidate's measured time
 REEVAL_MARGIN = 1.2
 #: the refit on all the training data (1.25x the learning rows) is planned at this many times
