@@ -372,7 +372,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "ggp, spggp, random); generational: the thesis's generations (beam search)")
     p.add_argument("--screening", choices=["on", "off"],
                    help="fit new candidates on a stratified third of the learning rows first and promote the "
-                        "best third to all of them (successive halving; default off)")
+                        "best third to all of them (successive halving; default on)")
     p.add_argument("--thesis", action="store_true", default=None,
                    help="the Auto-MEKA thesis's exact settings: generational, a fixed 180 s limit per candidate, "
                         "no screening (options given with it win)")

@@ -24,7 +24,8 @@ class GrammarAutoML(MultiOutputMixin, ClassifierMixin, BaseEstimator):
     Parameters mirror ``cli.py evolve``: ``method`` (ggp | spggp | random | beam),
     ``time_budget`` in seconds, ``eval_timeout`` the hard cap per candidate in seconds (None:
     a tenth of the budget), ``adaptive_timeout``, ``mode`` (None: async where the method has
-    it; "generational"), ``screening``, ``memory_limit`` in bytes per
+    it; "generational"), ``screening`` (on: new candidates are fit on a third of the rows
+    first), ``memory_limit`` in bytes per
     candidate, ``n_jobs`` evaluation processes (None: every core), ``scheduler`` a Dask
     address, ``fitness`` the maximised measure, ``population`` (GGP population, 8 × species
     size for spGGP, batch size for random and beam search), ``fidelity`` a multi-fidelity
@@ -39,7 +40,7 @@ class GrammarAutoML(MultiOutputMixin, ClassifierMixin, BaseEstimator):
 
     def __init__(self, grammar: str | Path = DEFAULT_GRAMMAR, method: str = "ggp", time_budget: float = 600.0,
                  eval_timeout: float | None = None, adaptive_timeout: bool = True, mode: str | None = None,
-                 screening: bool = False, memory_limit: int = 2 * 1024 ** 3, n_jobs: int | None = None,
+                 screening: bool = True, memory_limit: int = 2 * 1024 ** 3, n_jobs: int | None = None,
                  scheduler: str | None = None, fitness: str = "fitness", population: int = 80,
                  fidelity: str = "NAS-NIS", max_generations: int | None = None, categorical_features=None,
                  random_state: int = 0, output_dir: str | Path | None = None, verbose: bool = False):

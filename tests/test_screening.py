@@ -131,3 +131,23 @@ def test_screening_composes_with_a_multi_fidelity_schedule(small, data, mode):  
     for k, p in engine.calls:
         if "|r" in k:  # every rung-0 key belongs to a view that was searched
             assert k.split("|")[0] in views
+
+
+def test_the_run_says_whether_screening_ran_on_its_data(small, data):  # noqa: F811
+    """On by default, screening switches itself off on small data; final.json and inspect say which."""
+    from gp.search.report import _screening
+
+    loop = _loop(_screening_config("async"), small, data, FakeEngine(workers=2))
+    loop.search()
+    summary = loop.screening_summary()
+    assert summary["active"] and summary["fractions"][-1] == 1.0 and len(summary["fractions"]) == 2
+    line = _screening([{"phase": "search", "level": -1}, {"phase": "search", "level": 0}], {"screening": summary})
+    assert line.startswith("rungs at 33 %, 100 %") and "1 screened fits, 1 at full fidelity" in line
+
+    loop = _loop(_screening_config("async").replace(screening_min_rows=10_000), small, data, FakeEngine(workers=2))
+    loop.search()
+    summary = loop.screening_summary()
+    assert summary["active"] is False
+    assert _screening([], {"screening": summary}).startswith("off for this data (1/3 of ")
+    assert _loop(_screening_config("async").replace(screening=False), small, data,
+                 FakeEngine(workers=2)).screening_summary() is None

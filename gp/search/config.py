@@ -37,8 +37,10 @@ class RunConfig:
     #: "generational" (the thesis) or "async" (steady state, no idle workers); None: async when the
     #: method has an asynchronous form, else generational
     mode: str | None = None
-    #: screen new candidates on stratified subsamples of the learning rows first (gp.search.screening)
-    screening: bool = False
+    #: screen new candidates on stratified subsamples of the learning rows first (gp.search.screening);
+    #: on by default: more candidates per minute and a larger share of useful work at equal or better
+    #: test fitness (benchmarks/results/search.md)
+    screening: bool = True
     screening_eta: int = 3
     screening_rungs: int = 2
     screening_min_rows: int = 100

@@ -63,6 +63,7 @@ def finish(loop: SearchLoop) -> SearchOutcome:
         "counts": {**st.counts, "generations": st.generation},
         "mode": cfg.effective_mode,
         "limits": loop.keeper.summary(),
+        "screening": loop.screening_summary(),
         "work": loop.work(),
         "warnings": [],
     }

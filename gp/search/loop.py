@@ -157,6 +157,7 @@ class SearchLoop:
         self.info = info or {}
         self._views: dict[tuple, tuple[str, Split]] = {}
         self._rungs: dict[str, list[tuple[str, Split]]] = {}
+        self._screened_rows: tuple[int, list[float]] | None = None  # the last view's learning rows and rungs
         #: evaluations logged after the checkpoint, in the order they finished
         self.restored = sorted(restored, key=lambda r: r.get("n", 0))
         self._restored = {(r["split"], r["phenotype"]): result_from_record(r) for r in self.restored}
@@ -197,6 +198,7 @@ class SearchLoop:
         if key not in self._rungs:
             seed = self.state.split_seed if seed is None else seed
             fractions = self.screening.fractions(len(split.Y_learn))
+            self._screened_rows = (len(split.Y_learn), fractions)
             self._rungs = {**dict(list(self._rungs.items())[-1:]),
                            key: [(f"{key}|r{r}", subsample(split, f, seed + r)) for r, f in enumerate(fractions[:-1])]
                            + [(key, split)]}
@@ -329,6 +331,14 @@ class SearchLoop:
                 "busy_worker_seconds": round(st.busy_seconds, 1), "useful_worker_seconds": round(st.useful_seconds, 1),
                 "utilisation": round(st.busy_seconds / available, 4) if available > 0 else None,
                 "useful_work": round(st.useful_seconds / st.busy_seconds, 4) if st.busy_seconds > 0 else None}
+
+    def screening_summary(self) -> dict | None:
+        """Whether screening ran on this data (``final.json``'s ``screening``; None: it was off)."""
+        if self.screening is None:
+            return None
+        rows, fractions = self._screened_rows or (None, None)
+        return {"eta": self.screening.eta, "min_rows": self.screening.min_rows, "learning_rows": rows,
+                "fractions": fractions, "active": None if fractions is None else len(fractions) > 1}
 
     def log_generation(self, g: int, key: str, evaluated: list[Individual], stats: dict) -> None:
         """The generation record (statistics over the full-fidelity members when there are any)."""

@@ -212,6 +212,21 @@ def _limits(config: dict, evaluations: Sequence[dict], final: Optional[dict]) ->
             "adaptive_limits": dict(recorded.get("adaptive_limits") or {})}
 
 
+def _screening(evaluations: Sequence[dict], final: Optional[dict]) -> Optional[str]:
+    """One line on the screening rungs: off, off for this data, or how many were screened."""
+    sc = (final or {}).get("screening")
+    if not isinstance(sc, dict) or sc.get("active") is None:
+        return None
+    if not sc["active"]:
+        rows = sc.get("learning_rows")
+        return "off for this data" + ("" if rows is None else
+                                      f" (1/{sc.get('eta')} of {rows} learning rows is under {sc.get('min_rows')})")
+    fractions = ", ".join(f"{100 * f:.0f} %" for f in sc.get("fractions") or [])
+    screened = sum(1 for r in evaluations if r.get("phase") == "search" and (r.get("level") or 0) < 0)
+    full = sum(1 for r in evaluations if r.get("phase") == "search" and r.get("level") == 0)
+    return f"rungs at {fractions} of the learning rows: {screened} screened fits, {full} at full fidelity"
+
+
 def summarise(run_dir: PathLike) -> dict:
     """Everything ``inspect`` shows, as plain data.
 
@@ -248,6 +263,7 @@ def summarise(run_dir: PathLike) -> dict:
         "counts": _counts(final, evaluations, generations),
         "limits": _limits(config, evaluations, final),
         "work": (final or {}).get("work") if isinstance((final or {}).get("work"), dict) else None,
+        "screening": _screening(evaluations, final),
         "species": _species_stats(evaluations),
         "test": (final or {}).get("test") if isinstance((final or {}).get("test"), dict) else None,
         "files": {name: str(run / name) for name in RUN_FILES if (run / name).is_file()},
@@ -370,6 +386,8 @@ def _limit_rows(s: dict) -> list[tuple[str, str]]:
             ("stopped by the adaptive limit", f"{lim['capped']} (saving up to {lim['saved_seconds']:.0f} "
                                               "worker-seconds against the hard cap)"),
             ("not started (predicted too slow)", str(lim["skipped"]))]
+    if s.get("screening"):
+        rows.append(("screening", s["screening"]))
     if lim["adaptive_limits"]:
         rows.append(("adaptive limits at the end", ", ".join(f"{v:.1f} s" for v in lim["adaptive_limits"].values())))
     if work:
