@@ -13,8 +13,11 @@
     python cli.py species --grammar FILE [--out DIR]
 
 Exit codes: 0 success; 1 a grammar, dataset, run-directory or other input problem (the
-message says where: ``file:line:col``), or a run that found no working model; 2 bad
-command-line usage; 130 interrupted (an interrupted ``evolve`` resumes with ``--resume``).
+message says where: ``file:line:col``), a run that found no working model, or an internal
+error (a bug in ggp-automl: one line says so and where the traceback was written — the run
+directory when there is one, else the system's temporary folder); 2 bad command-line usage;
+130 interrupted (an interrupted ``evolve`` resumes with ``--resume``). No command prints a
+Python traceback.
 """
 from __future__ import annotations
 
@@ -78,16 +81,33 @@ def _duration(text: str) -> float:
 
 
 def _memory(text: str) -> int:
-    """``2GB``, ``512MB``, ``2048`` (MB) → bytes."""
+    """``2GB``, ``512MB``, ``2048`` (MB) → bytes (the range is RunConfig's and the machine's: _run_config)."""
+    import math
     import re
 
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
     if not m or m.group(2).lower() not in _MEMORY_UNITS:
         raise argparse.ArgumentTypeError(f"expected a memory size such as 2GB or 512MB, got {text!r}")
-    value = int(float(m.group(1)) * _MEMORY_UNITS[m.group(2).lower()])
-    if value < 64 * 2 ** 20:
-        raise argparse.ArgumentTypeError(f"a memory limit below 64MB leaves no room for any model, got {text!r}")
-    return value
+    value = float(m.group(1)) * _MEMORY_UNITS[m.group(2).lower()]
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a memory size such as 2GB or 512MB, got {text!r}")
+    return int(value)
+
+
+def _path(text: str) -> str:
+    """A file or directory argument: an empty one would silently mean the current or a default folder."""
+    if not text or "\0" in text:
+        raise argparse.ArgumentTypeError(f"expected a file or directory name, got {text!r}")
+    return text
+
+
+def _scheduler(text: str) -> str:
+    from evaluation.engine import check_scheduler_address
+
+    try:
+        return check_scheduler_address(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _add_dataset_args(p: argparse.ArgumentParser) -> None:
@@ -120,28 +140,35 @@ def _load(path: str):
     return load_grammar(path)
 
 
-def _print_warnings(grammar) -> None:
-    for w in grammar.warnings:
+def _print_warnings(grammar, more=()) -> None:
+    for w in [*grammar.warnings, *more]:
         print(w.render(), file=sys.stderr)
 
 
 def _fmt_count(value) -> str:
+    from gp.analysis import COUNT_CAP
+
     if value == float("inf"):
         return "infinite (recursive grammar)"
+    if value >= COUNT_CAP:  # counts saturate there (gp/analysis.py)
+        return f"more than {COUNT_CAP:.0e}"
     if isinstance(value, int) and value < 10**7:
         return f"{value:,}"
     return f"{float(value):.4g}"
 
 
 def cmd_check(args) -> int:
+    from spaces.grammar_check import check_against_registry
+
     t0 = time.perf_counter()
     grammar = _load(args.grammar)
+    mapper_warnings = check_against_registry(grammar)  # what only the search would find, tree by tree
     meta, meta_name = _dataset_meta(args)
     analysis = grammar.analysis
     grammar.bind(meta)
     summary = analysis.summary(meta)
     elapsed = time.perf_counter() - t0
-    _print_warnings(grammar)
+    _print_warnings(grammar, mapper_warnings)
     print(f"{grammar.path}: OK")
     for key, value in summary.items():
         if key in ("algorithm combinations",) or key.startswith("configurations"):
@@ -166,6 +193,9 @@ def cmd_sample(args) -> int:
 
     from gp.generate import TreeGenerator
 
+    most = 10_000  # about a millisecond a tree for the Large space; -n 10000000 would run for hours
+    if args.n > most:
+        raise UsageError(f"-n is at most {most:,} trees, got {args.n:,}")
     grammar = _load(args.grammar)
     meta, meta_name = _dataset_meta(args)
     _print_warnings(grammar)
@@ -237,13 +267,25 @@ def _run_config(args):
                 raise UsageError(f"--population for spggp must be a multiple of the 8 species, got {n}")
             settings["species_size"] = n // 8
     try:
-        return RunConfig(**settings)
+        config = RunConfig(**settings)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    _check_memory(args.memory, config.scheduler)
+    return config
+
+
+def _check_memory(memory: int | None, scheduler: str | None) -> None:
+    """A --memory above this machine's memory limits nothing (the candidates run here unless a cluster does)."""
+    from evaluation.isolation import machine_memory
+    from gp.search.config import format_bytes
+
+    if memory is not None and scheduler is None and memory > machine_memory():
+        raise UsageError(f"--memory {format_bytes(memory)} is more than this machine's "
+                         f"{format_bytes(machine_memory())} of memory; give at most {machine_memory() // 2**30}GB")
 
 
 def cmd_evolve(args) -> int:
-    from gp.search import load_run_data, resume, start
+    from gp.search import RunConfig, load_run_data, resume, start
     from gp.search.progress import RichProgress
 
     observers = [] if args.quiet else [RichProgress()]
@@ -252,6 +294,10 @@ def cmd_evolve(args) -> int:
         if given:
             raise UsageError(f"--resume continues a run with its own settings; {', '.join(given)} cannot be "
                              "changed (only --workers and --scheduler can)")
+        try:  # the options' own rules, before the run directory is touched
+            RunConfig(workers=args.workers, scheduler=args.scheduler)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
         out = args.run_dir = Path(args.resume)
         outcome = resume(out, observers, workers=args.workers, scheduler=args.scheduler)
     else:
@@ -259,7 +305,11 @@ def cmd_evolve(args) -> int:
         grammar = _load(args.grammar or DEFAULT_GRAMMAR)
         _print_warnings(grammar)
         data = load_run_data(args.data, args.test, args.fold)
+        from gp.search.run import check_run_data
         from gp.search.rundir import default_run_name
+
+        for warning in check_run_data(config, data):
+            print(f"warning: {warning}", file=sys.stderr)
 
         out = args.run_dir = Path(args.out) if args.out else Path("runs") / default_run_name(config.method)
         outcome = start(config, grammar, data, out, observers, argv=sys.argv)
@@ -302,28 +352,35 @@ def cmd_inspect(args) -> int:
 
 
 def cmd_predict(args) -> int:
-    import json
-
-    import joblib
     import numpy as np
 
     from evaluation.data import load_dataset
     from evaluation.metrics import multilabel_measures
     from gp.errors import DataError
+    from gp.search.rundir import RunDirectory
+    from spaces.model import ModelFileError, load_model
 
     run = Path(args.run)
     model_path = run / "best" / "model.joblib"
-    if not (run / "config.json").exists():
+    if not (run / "config.json").is_file():
         raise DataError(f"{run} is not a run directory (no config.json)")
     if not model_path.exists():
         raise DataError(f"{run} has no fitted model yet ({model_path} is missing): the run is unfinished; "
                         f"continue it with `python cli.py evolve --resume {run}`")
-    trained = json.loads((run / "config.json").read_text(encoding="utf-8"))["data"]
+    run_dir = RunDirectory(run)
+    trained = run_dir.config().get("data")
+    if not isinstance(trained, dict) or not all(type(trained.get(k)) is int for k in ("n_features", "n_labels")):
+        raise run_dir.damaged("config.json", "the training data's shape is missing",
+                              "new data cannot be checked against the model")
+    try:
+        model = load_model(model_path)
+    except ModelFileError as exc:
+        raise run_dir.damaged("best/model.joblib", exc.reason, "the model cannot be used (best/model.py has its "
+                                                                "code, to fit it again)") from None
     data = load_dataset(args.data)
     if data.n_features != trained["n_features"] or data.n_labels != trained["n_labels"]:
         raise DataError(f"{args.data}: {data.n_features} features and {data.n_labels} labels, but the model was "
                         f"trained on {trained['n_features']} features and {trained['n_labels']} labels")
-    model = joblib.load(model_path)
     scores = model.predict_proba(data.X)
     predictions = (scores >= model.thresholds_).astype(np.int8)
     out = Path(args.out) if args.out else run / f"predictions-{Path(args.data).name.split('.')[0]}.csv"
@@ -376,11 +433,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--thesis", action="store_true", default=None,
                    help="the Auto-MEKA thesis's exact settings: generational, a fixed 180 s limit per candidate, "
                         "no screening (options given with it win)")
-    p.add_argument("--memory", type=_memory, metavar="SIZE", help="memory limit per candidate (default 2GB)")
+    p.add_argument("--memory", type=_memory, metavar="SIZE",
+                   help="memory a candidate may add to its worker's own (default 2GB; at least 64MB, at most this "
+                        "machine's memory)")
     p.add_argument("--workers", type=_positive_int, metavar="N",
                    help="candidates evaluated at a time (default: every core)")
-    p.add_argument("--scheduler", metavar="ADDR", help="evaluate on a Dask cluster (tcp://HOST:PORT) instead of "
-                                                       "local processes")
+    p.add_argument("--scheduler", type=_scheduler, metavar="ADDR",
+                   help="evaluate on a Dask cluster (tcp://HOST:PORT) instead of local processes")
     p.add_argument("--seed", type=_seed, help="random seed (default 0)")
     p.add_argument("--fitness", choices=fitness_names("multilabel"), metavar="NAME",
                    help="what the search maximises (default: fitness, Auto-MEKA's Eq. 5.1); one of "
@@ -390,19 +449,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fidelity", choices=["NAS-NIS", "PAS-PIS", "EAS-PIS", "NAS-PIS", "PAS-NIS", "EAS-NIS"],
                    help="multi-fidelity schedule (thesis §5.4; default NAS-NIS: none)")
     p.add_argument("--generations", type=_positive_int, metavar="N", help="stop after N generations at most")
-    p.add_argument("--out", metavar="DIR", help="run directory (default runs/<date>-<time>-<method>)")
-    p.add_argument("--resume", metavar="DIR", help="continue an interrupted run from its directory")
+    p.add_argument("--out", type=_path, metavar="DIR", help="run directory (default runs/<date>-<time>-<method>)")
+    p.add_argument("--resume", type=_path, metavar="DIR", help="continue an interrupted run from its directory")
     p.add_argument("--quiet", action="store_true", help="no progress display")
     p.set_defaults(func=cmd_evolve)
 
     p = sub.add_parser("inspect", help="summarise a run directory")
-    p.add_argument("run", metavar="DIR")
+    p.add_argument("run", type=_path, metavar="DIR")
     p.set_defaults(func=cmd_inspect)
 
     p = sub.add_parser("predict", help="predict the labels of a dataset with a run's final model")
-    p.add_argument("run", metavar="DIR")
+    p.add_argument("run", type=_path, metavar="DIR")
     p.add_argument("--data", required=True, metavar="FILE", help="data with the training data's features")
-    p.add_argument("--out", metavar="FILE", help="CSV to write (default DIR/predictions-<data>.csv)")
+    p.add_argument("--out", type=_path, metavar="FILE", help="CSV to write (default DIR/predictions-<data>.csv)")
     p.add_argument("--scores", action="store_true", help="also write each label's score")
     p.set_defaults(func=cmd_predict)
 
@@ -432,18 +491,74 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    seen: dict = {}  # what _main got to, for the messages below
     try:
-        args = build_parser().parse_args(argv)
+        return _main(argv, seen)
+    except KeyboardInterrupt:
+        from evaluation.isolation import kill_running_children
+
+        kill_running_children()
+        run_dir = getattr(seen.get("args"), "run_dir", None)
+        hint = f"; continue with: python cli.py evolve --resume {run_dir}" \
+            if run_dir and (Path(run_dir) / "config.json").is_file() else ""
+        print(f"interrupted{hint}", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # output piped into `head` and closed early: not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - a bug in this program: one line and a log, not a traceback
+        log = _crash_log(argv, getattr(seen.get("args"), "run_dir", None))
+        where = f"the traceback is in {log}" if log else "the traceback could not be written to a file"
+        what = (str(exc).splitlines() or [""])[0][:200]
+        print(f"internal error (a bug in ggp-automl, not a problem with your input): {type(exc).__name__}: {what}\n"
+              f"{where}; please report it with that file", file=sys.stderr)
+        return EXIT_INPUT
+
+
+def _crash_log(argv, run_dir) -> str | None:
+    """Write the current exception's traceback to the run directory (if it is one), else the temp folder."""
+    import datetime
+    import os
+    import tempfile
+    import traceback
+
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    text = (f"ggp-automl internal error, {datetime.datetime.now().isoformat()}\n"
+            f"command: {' '.join(sys.argv[:1] + list(sys.argv[1:] if argv is None else argv))}\n"
+            f"python {sys.version.split()[0]}\n\n{traceback.format_exc()}")
+    places = [Path(run_dir)] if run_dir and (Path(run_dir) / "config.json").is_file() else []
+    for place in places + [Path(tempfile.gettempdir())]:
+        path = place / f"ggp-automl-crash-{stamp}-{os.getpid()}.log"
+        try:
+            path.write_text(text, encoding="utf-8", errors="backslashreplace")
+            return str(path.resolve())
+        except OSError:
+            continue
+    return None
+
+
+def _main(argv: list[str] | None, seen: dict) -> int:
+    for stream in (sys.stdout, sys.stderr):  # paths with undecodable bytes print as they came
+        try:
+            stream.reconfigure(errors="surrogateescape")
+        except (AttributeError, ValueError):
+            pass
+    try:
+        args = seen["args"] = build_parser().parse_args(argv)
     except SystemExit as exc:  # argparse's usage errors (2) and --help (0), as a return value
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     from evaluation.engine import EngineError
     from gp.errors import DataError, GrammarError
+    from gp.search.lock import DirectoryInUse
     from gp.search.report import ReportError
+    from gp.search.rundir import RunDirectoryError
     from gp.search.run import RunError
 
     try:
         return args.func(args)
-    except (RunError, ReportError, EngineError, FileExistsError) as exc:
+    except (RunError, RunDirectoryError, DirectoryInUse, ReportError, EngineError, DataError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INPUT
     except GrammarError as exc:
@@ -452,25 +567,15 @@ def main(argv: list[str] | None = None) -> int:
         n = len(exc.diagnostics)
         print(f"{n} error{'s' if n != 1 else ''}", file=sys.stderr)
         return EXIT_INPUT
-    except DataError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_INPUT
     except UsageError as exc:
         print(f"cli.py: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        from evaluation.isolation import kill_running_children
-
-        kill_running_children()
-        hint = f"; continue with: python cli.py evolve --resume {args.run_dir}" \
-            if getattr(args, "run_dir", None) else ""
-        print(f"interrupted{hint}", file=sys.stderr)
-        return 130
-    except BrokenPipeError:  # output piped into `head` and closed early: not an error
-        import os
-
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_OK
+    except BrokenPipeError:
+        raise
+    except OSError as exc:  # the machine refused something (disk full, permissions) on a file it names
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return EXIT_INPUT
 
 
 if __name__ == "__main__":

@@ -53,11 +53,16 @@ asks for, plus the decisions it leaves open):
 7. ``date`` attributes become seconds since the epoch (numeric); ``string``
    attributes are nominal with their sorted distinct values as categories;
    ``relational`` attributes are rejected.
+8. **Feature values are finite or missing.** ``?`` (and ``NaN``, Weka's own stored form
+   of a missing value) is missing; ``inf``, ``-Infinity`` or a number that overflows
+   (``1e400``) is a DataError naming the line, attribute and row
+   (:func:`evaluation.learnable.refuse_non_finite`; whether a dataset can be *learned*
+   from — rows, constant labels — is checked before a search, in the same module).
 
 Errors are :class:`gp.errors.DataError` whose message starts with the file name (and
-``:line`` where one applies): missing/unreadable/malformed file, no labels found, a
-label file that does not match the ARFF, labels that are not 0/1, no instances, no
-features.
+``:line`` where one applies): missing/unreadable/malformed file, a directory, pipe or
+device instead of a file, no labels found, a label file that does not match the ARFF,
+labels that are not 0/1, infinite feature values, no instances, no features.
 """
 from __future__ import annotations
 
@@ -77,6 +82,8 @@ import numpy as np
 
 from gp.binding import DatasetMeta
 from gp.errors import DataError
+
+from .learnable import refuse_non_finite
 
 __all__ = [
     "Dataset", "ID_MIN_ROWS", "from_arrays", "load_arff", "load_csv", "load_dataset", "load_openml",
@@ -203,11 +210,22 @@ class Dataset:
 # Text helpers shared by the ARFF and CSV readers
 # --------------------------------------------------------------------------------------------
 
+def _exists(path: Path) -> bool:
+    """``path.exists()``, with a name the system cannot even look up (too long) as a DataError."""
+    try:
+        return path.exists()
+    except OSError as exc:
+        raise DataError(f"{str(path)[:80]}{'…' if len(str(path)) > 80 else ''}: cannot look the file up: "
+                        f"{exc.strerror or exc}") from None
+
+
 def _read_text(path: Path) -> str:
-    if not path.exists():
+    if not _exists(path):
         raise DataError(f"{path}: no such file")
     if path.is_dir():
         raise DataError(f"{path}: is a directory, not a data file")
+    if not path.is_file():  # a pipe or a device (/dev/zero) would be read forever
+        raise DataError(f"{path}: not a regular file (a device, pipe or socket); give a data file")
     opener = _COMPRESSED.get(path.suffix.lower())
     try:
         raw = opener(path, "rb").read() if opener else path.read_bytes()
@@ -393,6 +411,7 @@ def _assemble(V: Any, attrs: list[_Attribute], label_idx: list[int], *, where: s
         X = V[:, keep[0]:keep[-1] + 1].copy()                # a slice copies much faster than a gather
     else:
         X = np.take(V, keep, axis=1)
+    refuse_non_finite(X, [attrs[a].name for a in keep], where, line_of)
     X.flags.writeable = False
     categorical = [j for j, a in enumerate(keep) if attrs[a].kind in ("nominal", "string")]
     categories = {j: attrs[keep[j]].values for j in categorical}
@@ -540,10 +559,10 @@ def _parse_data(lines: list[str], start: int, attrs: list[_Attribute], path: Pat
         entry_row = np.repeat(np.asarray(sp_row, dtype=np.int64), sp_count)
         try:
             cols = np.fromiter(map(int, sp_idx), dtype=np.int64, count=len(sp_idx))
-        except ValueError:
-            bad = next(k for k, t in enumerate(sp_idx) if not t.lstrip("-").isdigit())
+        except (ValueError, OverflowError):
+            bad = next(k for k, t in enumerate(sp_idx) if not _is_index(t))
             raise DataError(f"{path}:{lines_arr[entry_row[bad]]}: sparse index {sp_idx[bad]!r} "
-                            "is not an integer") from None
+                            f"is not an attribute number (0..{d - 1})") from None
         out_of_range = np.flatnonzero((cols < 0) | (cols >= d))
         if out_of_range.size:
             k = int(out_of_range[0])
@@ -584,6 +603,14 @@ def _parse_data(lines: list[str], start: int, attrs: list[_Attribute], path: Pat
     if V is None:
         V = np.zeros((n, d), dtype=np.float64)
     return V, lines_arr
+
+
+def _is_index(token: str) -> bool:
+    """Whether ``int`` reads ``token`` as a 64-bit integer (the test behind a failed bulk conversion)."""
+    try:
+        return -2**63 <= int(token) < 2**63
+    except ValueError:
+        return False
 
 
 def _block(tokens: np.ndarray, values: tuple[str, ...] | None) -> tuple[np.ndarray, int]:
@@ -628,7 +655,7 @@ def _xml_beside(path: Path) -> Path | None:
     base = re.sub(r"-(?:train|test)\d*$", "", stem, flags=re.IGNORECASE)
     for candidate in dict.fromkeys((stem, base)):
         xml = path.with_name(candidate + ".xml")
-        if xml.exists():
+        if _exists(xml):
             return xml
     return None
 
@@ -676,7 +703,7 @@ def _resolve_labels(labels: LabelSpec, attrs: list[_Attribute], relation: str, p
         return _meka_labels(int(labels), d, f"{path}")
     if isinstance(labels, Path) or (isinstance(labels, str) and labels.lower().endswith(".xml")):
         xml = Path(labels)
-        if not xml.exists():
+        if not _exists(xml):
             raise DataError(f"{xml}: no such label file")
         return _labels_by_name(_xml_labels(xml), attrs, f"{xml}", f"{xml.name} (for {path.name})")
     if isinstance(labels, str):
@@ -916,6 +943,7 @@ def from_arrays(X: Any, Y: Any, *, feature_names: Sequence[str] | None = None,
     labels = list(label_names) if label_names is not None else y_names or [f"y{k}" for k in range(Yf.shape[1])]
     if len(features) != Xf.shape[1]:
         raise DataError(f"{source}: {len(features)} feature names for {Xf.shape[1]} columns")
+    refuse_non_finite(Xf, features, source)
     for c in categorical_features or ():
         j = features.index(c) if isinstance(c, str) and c in features else c
         if not isinstance(j, (int, np.integer)) or not 0 <= j < Xf.shape[1]:
@@ -1028,9 +1056,11 @@ def load_dataset(path_or_name: str | Path, **kwargs: Any) -> Dataset:
         return load_arff(p, **kwargs)
     if name.endswith(".csv") or name.endswith(".tsv"):
         if "label_columns" not in kwargs:
-            raise DataError(f"{p}: a CSV file needs label_columns=[...] naming its 0/1 label columns")
+            raise DataError(f"{p}: a CSV file needs label_columns=[...] naming its 0/1 label columns (from Python); "
+                            "the command line cannot name them: save it as ARFF with '-C q' in the relation name "
+                            "(the first q attributes are the labels)")
         return load_csv(p, **kwargs)
-    if not p.exists():
+    if not _exists(p):
         raise DataError(f"{p}: no such file (give an .arff or .csv file, or 'openml:<name or id>')")
     raise DataError(f"{p}: unsupported format {p.suffix!r}; supported: .arff (MULAN with .xml, or MEKA '-C q'), "
                     ".csv/.tsv, optionally compressed (.gz, .bz2, .xz), and 'openml:<name or id>'")

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import re
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -67,14 +68,27 @@ if TYPE_CHECKING:  # pragma: no cover
     import distributed
 
 __all__ = ["MIN_START_SECONDS", "DaskEngine", "EngineError", "EvaluationEngine", "LocalEngine", "OnResult",
-           "evaluate_one", "make_engine"]
+           "check_scheduler_address", "evaluate_one", "make_engine"]
 
 #: a candidate is not started with less time than this left before the deadline
 MIN_START_SECONDS = 1.0
 #: how long the Dask engine waits past the deadline for results before giving the rest up as None
 DEADLINE_GRACE_SECONDS = 2.0
-#: how long the Dask engine tries to reach the scheduler (and to see a worker) before giving up
-CONNECT_TIMEOUT_SECONDS = 10.0
+#: how long the Dask engine tries to reach the scheduler (and to see a worker) before giving up; a
+#: live scheduler answers in well under a second, so a wrong or dead address costs only seconds
+CONNECT_TIMEOUT_SECONDS = 5.0
+#: ``[PROTOCOL://]HOST:PORT`` as ``dask worker`` and ``distributed.Client`` take it (IPv6 in brackets)
+_ADDRESS = re.compile(r"(?:(tcp|tls|ws|wss|ucx)://)?([A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\]):(\d{1,5})")
+
+
+def check_scheduler_address(address: str) -> str:
+    """``address`` if it is a Dask scheduler address, else ``ValueError``; checked before connecting, as
+    ``distributed`` takes any string and fails only after its timeout (and again at exit)."""
+    m = _ADDRESS.fullmatch(address) if isinstance(address, str) else None
+    if m is None or not 1 <= int(m[3]) <= 65535:
+        raise ValueError(f"expected a Dask scheduler address such as tcp://10.0.0.5:8786 (tcp, tls, ws, wss or "
+                         f"ucx://HOST:PORT), got {address!r}")
+    return address
 
 OnResult = Callable[[int, EvaluationResult], None]
 
@@ -311,10 +325,10 @@ class DaskEngine(EvaluationEngine):
             self._client, self._owns_client = address, False
             self.address = getattr(address.scheduler, "address", None) or str(address)
         else:
-            self.address = str(address)
+            self.address = check_scheduler_address(address)
             try:
                 self._client = distributed.Client(self.address, timeout=connect_timeout, set_as_default=False)
-            except (OSError, TimeoutError, ValueError) as exc:
+            except Exception as exc:  # noqa: BLE001 - whatever distributed raises, the scheduler is not usable
                 raise EngineError(f"cannot reach the Dask scheduler at {self.address!r} within {connect_timeout:g} s "
                                   f"({type(exc).__name__}: {exc}); start one with `dask scheduler` and workers with "
                                   f"`dask worker {self.address}`") from None

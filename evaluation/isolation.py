@@ -7,9 +7,14 @@ pickled on the way in and start-up costs a few milliseconds), and
 
 * the wall-clock limit is enforced by the parent, which kills the child's whole
   process group with SIGKILL and reaps it (no orphans, no zombies);
-* the memory limit is enforced twice: ``RLIMIT_AS`` in the child (baseline address
-  space + the cap, so large allocations fail fast with ``MemoryError``) and a
-  resident-set watchdog in the parent that kills the group past the cap;
+* the memory limit counts what the candidate *adds* to the child's starting memory, and
+  is enforced twice: ``RLIMIT_AS`` in the child (starting address space + the cap, so
+  large allocations fail fast with ``MemoryError``; clamped to what the platform allows)
+  and a resident-set watchdog in the parent that kills the group once it has grown past
+  the cap. Why growth and not the total: a forked child starts with its parent's pages
+  (the code, the libraries, the loaded data: about 100 MB on the embedded dataset, more
+  on a large one), so an absolute limit would mean less room for the model the larger the
+  dataset, and a small limit would kill every candidate before it starts;
 * BLAS/OpenMP pools in the child are limited to one thread, so parallel workers do
   not oversubscribe the cores;
 * every way of ending — result, exception, timeout, memory, death by signal — comes
@@ -40,7 +45,8 @@ _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "B
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-candidate limits (thesis defaults: 180 s and 2 GB)."""
+    """Per-candidate limits (thesis defaults: 180 s and 2 GB; the memory is what the candidate may add
+    to the child's starting memory)."""
 
     timeout: float = 180.0
     memory_bytes: int = 2 * 1024 ** 3
@@ -80,6 +86,23 @@ def kill_running_children() -> int:
     return len(procs)
 
 
+def machine_memory() -> int:
+    """This machine's physical memory, bytes (a memory limit above it limits nothing)."""
+    return int(psutil.virtual_memory().total)
+
+
+def _address_space_limit(start: int, memory_bytes: int) -> int:
+    """``RLIMIT_AS`` for a child that starts with ``start`` bytes of address space: start + the cap,
+    but never above the hard limit this process may set (``setrlimit`` would fail with
+    ``ValueError``, or ``OverflowError`` past the platform's largest value, and fail every candidate)."""
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    ceiling = (2 ** 63 - 1) if hard == resource.RLIM_INFINITY else hard
+    wanted = start + memory_bytes
+    if wanted >= ceiling:
+        return hard
+    return wanted
+
+
 def _thread_pools() -> ThreadpoolController:
     """The BLAS/OpenMP pools, found once in the parent so that children need not search."""
     global _CONTROLLER
@@ -115,8 +138,8 @@ def _child(conn, fn: Callable, args: tuple, limits: Limits, parent: int) -> None
     for var in _THREAD_VARS:
         os.environ[var] = str(limits.threads)
     try:
-        vms = psutil.Process().memory_info().vms
-        resource.setrlimit(resource.RLIMIT_AS, (vms + limits.memory_bytes, vms + limits.memory_bytes))
+        cap = _address_space_limit(psutil.Process().memory_info().vms, limits.memory_bytes)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
         set_deadline(limits.timeout)
         with _thread_pools().limit(limits=limits.threads):
             value = fn(*args)
@@ -174,8 +197,9 @@ def run_isolated(fn: Callable, args: tuple = (), limits: Limits = Limits()) -> O
     status, value, reason, peak = None, None, "", 0
     try:
         ps = psutil.Process(proc.pid)
+        start_rss = ps.memory_info().rss  # the pages it shares with this process since the fork
     except psutil.Error:
-        ps = None
+        ps, start_rss = None, 0
     deadline = start + limits.timeout
     try:
         while True:
@@ -194,8 +218,9 @@ def run_isolated(fn: Callable, args: tuple = (), limits: Limits = Limits()) -> O
             if ps is not None:
                 rss = _group_rss(ps)
                 peak = max(peak, rss)
-                if rss > limits.memory_bytes:
-                    status, reason = MEMORY, f"killed at {rss / 2**20:.0f} MB resident memory, above the " \
+                if rss - start_rss > limits.memory_bytes:
+                    status, reason = MEMORY, f"killed at {rss / 2**20:.0f} MB resident memory, " \
+                                             f"{(rss - start_rss) / 2**20:.0f} MB above its start: past the " \
                                              f"{limits.memory_bytes / 2**20:.0f} MB memory limit"
                     break
     finally:

@@ -40,7 +40,9 @@ label matrix; and maps the folds back through the permutation. The global numpy 
 is neither read nor changed, the same Generator state always gives the same split, and
 each call advances the Generator, so calling again (the resampling every R generations)
 gives a fresh split. Fold sizes follow Sechidis: close to, not exactly, the requested
-fractions when rows carry many labels (CAL500, 26 labels per row: ±10 % of a fold).
+fractions when rows carry many labels (CAL500, 26 labels per row: ±10 % of a fold), and a
+fold never comes out empty when there are at least as many rows as folds (on a tiny label
+matrix Sechidis' rules can leave one empty; the largest fold then gives it a row).
 """
 from __future__ import annotations
 
@@ -125,7 +127,7 @@ def stratified_folds(Y: Any, fractions: Sequence[float], rng: np.random.Generato
     """Partition the rows of ``Y`` into ``len(fractions)`` iteratively stratified folds.
 
     ``fractions`` are the desired fold sizes as shares of the rows (they must sum to 1).
-    Returns one sorted index array per fold; together they partition ``range(n)``.
+    Returns one sorted index array per fold, none empty; together they partition ``range(n)``.
     """
     Y = _label_matrix(Y)
     n = Y.shape[0]
@@ -146,7 +148,27 @@ def stratified_folds(Y: Any, fractions: Sequence[float], rng: np.random.Generato
                            "random state in '_rng_state'; evaluation/splits.py must be updated")
     stratifier._rng_state = np.random.RandomState(seed)   # private RNG: never the global numpy state
     folds = [np.sort(perm[test]) for _, test in stratifier.split(np.zeros((n, 1)), Y[perm])]
-    return folds
+    return _fill_empty(folds, Y)
+
+
+def _fill_empty(folds: list[np.ndarray], Y: np.ndarray) -> list[np.ndarray]:
+    """Give every empty fold one row of the largest fold.
+
+    Sechidis' rules place rows label by label, so on a tiny or skewed label matrix a small fold
+    can end up empty (6 rows, 80/20: no validation row for some label patterns), and an empty
+    learning or validation part makes every candidate fail. The row moved is the largest fold's
+    row with the fewest positive labels (the least label evidence taken from it; the lowest
+    index on ties), so no random draw is added and a split without an empty fold is unchanged.
+    """
+    while True:
+        empty = [i for i, f in enumerate(folds) if not len(f)]
+        if not empty:
+            return folds
+        big = max(range(len(folds)), key=lambda i: len(folds[i]))
+        rows = folds[big]
+        row = rows[int(np.argmin(Y[rows].sum(axis=1)))]
+        folds[empty[0]] = np.array([row], dtype=rows.dtype)
+        folds[big] = rows[rows != row]
 
 
 def holdout_split(Y: Any, rng: np.random.Generator, valid_fraction: float = 0.2) -> tuple[np.ndarray, np.ndarray]:

@@ -2,9 +2,14 @@
 
 Reachability, recursion, minimum and maximum derivation depth per rule and per
 alternative (the generator needs them at every node), the number of algorithm
-combinations and an estimate of the configuration count. Each is a single pass or
-a small fixpoint over the rules (PonyGE2's analyser needed hours on large grammars
+combinations and an estimate of the configuration count. Each is a single pass over
+the rules in a suitable order (PonyGE2's analyser needed hours on large grammars
 until it was memoised); ``check`` on the Large grammar runs in well under a second.
+
+Grammar files are untrusted, so nothing here recurses along the grammar (a chain of
+20,000 rules would exhaust Python's stack) or iterates to a fixpoint rule by rule
+(quadratic on such a chain), and counts saturate at :data:`COUNT_CAP`: a 30-line
+grammar whose count squares at every rule has a count with a billion digits.
 
 *Algorithm combinations* are the distinct trees left when every annotated
 hyper-parameter is held at its default, i.e. when only structural (``alg``) choices
@@ -20,10 +25,16 @@ from functools import cached_property
 import networkx as nx
 
 from .binding import DatasetMeta
-from .grammar import Grammar, NonTerminal, Rule, Sampler
+from .grammar import Grammar, NonTerminal, Rule, Sampler, minimum_trees
 
 REAL_LEVELS = 100
 INF = math.inf
+#: Counts at or above this are shown as "more than 1e+300" (below the largest float, so they print).
+COUNT_CAP = 10 ** 300
+
+
+def _capped(value: float) -> float:
+    return value if value == INF or value < COUNT_CAP else COUNT_CAP
 
 
 def default_alternative(rule: Rule) -> int | None:
@@ -79,32 +90,45 @@ class GrammarAnalysis:
 
     # -- depth -----------------------------------------------------------------
     @cached_property
+    def _minimum_trees(self) -> tuple[dict[str, int], dict[str, int]]:
+        return minimum_trees(self.grammar)
+
+    @cached_property
     def min_depth(self) -> dict[str, int]:
         """Smallest depth of a complete derivation tree rooted at each rule."""
-        depth: dict[str, float] = {r.name: INF for r in self.grammar}
-        changed = True
-        while changed:
-            changed = False
-            for rule in self.grammar:
-                best = min(self._alt_depth(alt, depth) for alt in rule.alternatives)
-                if best < depth[rule.name]:
-                    depth[rule.name] = best
-                    changed = True
-        return {k: int(v) for k, v in depth.items()}
+        return self._minimum_trees[0]
+
+    @cached_property
+    def min_tree_size(self) -> dict[str, int]:
+        """Nodes and leaves of the shallowest (then smallest) tree of each rule: what the generator reserves."""
+        return self._minimum_trees[1]
+
+    @cached_property
+    def alt_min_tree_size(self) -> dict[str, tuple[int, ...]]:
+        size = self.min_tree_size
+        return {r.name: tuple(1 + sum(size[i.name] if isinstance(i, NonTerminal) else 1 for i in a.items)
+                              for a in r.alternatives) for r in self.grammar}
 
     @cached_property
     def max_depth(self) -> dict[str, float]:
-        """Largest depth of a derivation tree rooted at each rule (inf when recursive)."""
-        depth: dict[str, float] = {}
-        can_reach_recursion = {n for n in self.graph if any(
-            d in self.recursive for d in nx.descendants(self.graph, n) | {n})}
-        for name in reversed(list(nx.topological_sort(self.graph.subgraph(
-                set(self.graph) - can_reach_recursion)))):
-            rule = self.grammar[name]
-            depth[name] = max(self._alt_depth(alt, depth) for alt in rule.alternatives)
-        for name in can_reach_recursion:
-            depth[name] = INF
+        """Largest depth of a derivation tree rooted at each rule (inf when it can reach recursion)."""
+        depth: dict[str, float] = dict.fromkeys(self._reaches_recursion, INF)
+        rest = self.graph.subgraph(set(self.graph) - self._reaches_recursion)
+        for name in reversed(list(nx.topological_sort(rest))):
+            depth[name] = max(self._alt_depth(alt, depth) for alt in self.grammar[name].alternatives)
         return depth
+
+    @cached_property
+    def _reaches_recursion(self) -> frozenset[str]:
+        """Rules from which a recursive rule is derivable (one backward search from all of them)."""
+        out = set(self.recursive)
+        stack = list(self.recursive)
+        while stack:
+            for parent in self.graph.predecessors(stack.pop()):
+                if parent not in out:
+                    out.add(parent)
+                    stack.append(parent)
+        return frozenset(out)
 
     @staticmethod
     def _alt_depth(alt, table) -> float:
@@ -126,33 +150,45 @@ class GrammarAnalysis:
         """Trees per reachable rule: sum over ``alternatives_of(rule)`` of the product of the items.
 
         ``alternatives_of`` returns the alternative indices to count, or None for a rule
-        replaced by a literal (one tree). ``sampler_values(rule, alt, item, sampler)`` is how many values a sampled terminal
-        contributes. Recursive rules have infinitely many trees.
+        replaced by a literal (one tree). ``sampler_values(rule, alt, item, sampler)`` is how
+        many values a sampled terminal contributes. Recursive rules have infinitely many
+        trees; finite counts saturate at :data:`COUNT_CAP`. Rules are counted after the
+        rules they use (an explicit stack: no recursion along the grammar).
         """
         memo: dict[str, float] = {}
 
-        def count(name: str) -> float:
-            if name not in memo:
+        def uses(name: str) -> list[str]:
+            rule = self.grammar[name]
+            return [n for a in alternatives_of(rule) or () for n in rule.alternatives[a].nonterminals()]
+
+        for root in self.reachable:
+            stack = [(root, False)]
+            while stack:
+                name, ready = stack.pop()
+                if name in memo:
+                    continue
                 if name in self.recursive:
                     memo[name] = INF
+                elif not ready:
+                    stack.append((name, True))
+                    stack.extend((n, False) for n in uses(name) if n not in memo)
                 else:
-                    rule = self.grammar[name]
-                    alternatives = alternatives_of(rule)
-                    total = 1 if alternatives is None else 0  # None: replaced by a literal, one tree
-                    for a in alternatives or ():
-                        product = 1
-                        for i, item in enumerate(rule.alternatives[a].items):
-                            if isinstance(item, NonTerminal):
-                                product *= count(item.name)
-                            elif isinstance(item, Sampler):
-                                product *= sampler_values(name, a, i, item)
-                        total += product
-                    memo[name] = total
-            return memo[name]
-
-        for name in self.reachable:
-            count(name)
+                    memo[name] = self._count_rule(name, alternatives_of, sampler_values, memo)
         return memo
+
+    def _count_rule(self, name: str, alternatives_of, sampler_values, memo: dict[str, float]) -> float:
+        rule = self.grammar[name]
+        alternatives = alternatives_of(rule)
+        total = 1 if alternatives is None else 0  # None: replaced by a literal, one tree
+        for a in alternatives or ():
+            product = 1
+            for i, item in enumerate(rule.alternatives[a].items):
+                if isinstance(item, NonTerminal):
+                    product = _capped(product * memo[item.name])
+                elif isinstance(item, Sampler):
+                    product = _capped(product * sampler_values(name, a, i, item))
+            total = _capped(total + product)
+        return total
 
     @cached_property
     def combinations(self) -> float:

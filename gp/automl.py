@@ -9,6 +9,8 @@ default nothing is written to disk; give ``output_dir`` to keep a full run direc
 """
 from __future__ import annotations
 
+import warnings
+
 from pathlib import Path
 
 import numpy as np
@@ -25,9 +27,9 @@ class GrammarAutoML(MultiOutputMixin, ClassifierMixin, BaseEstimator):
     ``time_budget`` in seconds, ``eval_timeout`` the hard cap per candidate in seconds (None:
     a tenth of the budget), ``adaptive_timeout``, ``mode`` (None: async where the method has
     it; "generational"), ``screening`` (on: new candidates are fit on a third of the rows
-    first), ``memory_limit`` in bytes per
-    candidate, ``n_jobs`` evaluation processes (None: every core), ``scheduler`` a Dask
-    address, ``fitness`` the maximised measure, ``population`` (GGP population, 8 × species
+    first), ``memory_limit`` in bytes per candidate (what it may add to its worker process's
+    memory; at least 64 MB), ``n_jobs`` evaluation processes (None: every core), ``scheduler`` a
+    Dask address, ``fitness`` the maximised measure, ``population`` (GGP population, 8 × species
     size for spGGP, batch size for random and beam search), ``fidelity`` a multi-fidelity
     scenario, ``max_generations`` an optional cap, ``categorical_features`` the indices of
     integer-coded nominal columns of ``X``.
@@ -82,11 +84,13 @@ class GrammarAutoML(MultiOutputMixin, ClassifierMixin, BaseEstimator):
     def fit(self, X, Y) -> "GrammarAutoML":
         from evaluation.data import from_arrays
         from gp.search.progress import RichProgress
-        from gp.search.run import RunData, describe_data, start
+        from gp.search.run import RunData, check_run_data, describe_data, start
 
         config = self._config()
         train = from_arrays(X, Y, categorical_features=self.categorical_features, name="fit(X, Y)")
         data: RunData = describe_data(train, None, None, None, None, "arrays passed to fit")
+        for message in check_run_data(config, data):  # a refusal raises DataError (a ValueError)
+            warnings.warn(message, UserWarning, stacklevel=2)
         outcome = start(config, self.grammar, data, out=self.output_dir, write=self.output_dir is not None,
                         observers=[RichProgress()] if self.verbose else [], argv=["GrammarAutoML.fit"])
         if outcome.model is None:

@@ -4,14 +4,24 @@
 :class:`BoundGrammar` evaluates all bounds for one :class:`DatasetMeta`, reports
 every empty range (lo > hi) with its ``file:line:col``, and is what the generator,
 the validator and the phenotype parser read numbers' ranges from.
+
+:func:`sampler_range` is the one rule for what a usable range is; the parser applies
+it to constant bounds at load time, binding to the others. Besides lo <= hi it asks
+for what sampling needs: finite numbers, integers within 64 bits (numpy draws int64),
+a real range whose width is a finite float, and a number strictly inside open bounds.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Mapping
 
 from .errors import BindingError, Diagnostic
-from .expressions import as_number
+from .expressions import BoundError, evaluate_bound
 from .grammar import Grammar, Sampler
+
+#: Largest magnitude of a RANDOM-INT bound or an int default (numpy samples int64).
+INT_LIMIT = 2 ** 63 - 1
 
 
 @dataclass(frozen=True)
@@ -55,16 +65,9 @@ class BoundGrammar:
                             "give a dataset (--data, or --labels/--features)"))
                         continue
                     try:
-                        lo = as_number(item.lo.evaluate(env or {}))
-                        hi = as_number(item.hi.evaluate(env or {}))
-                    except (ValueError, ZeroDivisionError, OverflowError) as exc:
-                        errors.append(grammar.source.at(item.location, f"cannot evaluate the bounds of "
-                                                                       f"<{rule.name}> on {meta}: {exc}"))
-                        continue
-                    problem = _range_problem(item, lo, hi)
-                    if problem:
-                        errors.append(grammar.source.at(item.location, f"<{rule.name}>: {problem} "
-                                                                       f"(on dataset {meta})"))
+                        lo, hi = sampler_range(item, env or {})
+                    except BoundError as exc:
+                        errors.append(grammar.source.at(item.location, f"<{rule.name}>: {exc} (on dataset {meta})"))
                         continue
                     self.bounds[(rule.name, a, i)] = (lo, hi)
         if errors:
@@ -84,16 +87,38 @@ class BoundGrammar:
         return above and below
 
 
-def _range_problem(s: Sampler, lo: float, hi: float) -> str | None:
+def number_problem(kind: str, value: float) -> str | None:
+    """Why ``value`` cannot be a number of a ``kind`` ("int" or "real") hyper-parameter, or None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{value} is not a finite number"
+    if kind == "int" and abs(value) > INT_LIMIT:
+        return f"{value:.4g} is beyond the 64-bit integers (±{INT_LIMIT:.3g})"
+    return None
+
+
+def sampler_range(s: Sampler, env: Mapping[str, float]) -> tuple[float, float]:
+    """The evaluated ``(lo, hi)`` of a sampled terminal; :class:`BoundError` says why it is unusable."""
+    lo, hi = evaluate_bound(s.lo, env), evaluate_bound(s.hi, env)
+    for which, value in (("lower", lo), ("upper", hi)):
+        problem = number_problem(s.kind, value)
+        if problem:
+            raise BoundError(f"the {which} bound {problem}")
     if s.kind == "int":
         if not (float(lo).is_integer() and float(hi).is_integer()):
-            return (f"RANDOM-INT bounds evaluate to {lo} and {hi}, which are not integers; "
-                    "wrap them in floor(), ceil() or round()")
+            raise BoundError(f"RANDOM-INT bounds evaluate to {lo} and {hi}, which are not integers; "
+                             "wrap them in floor(), ceil() or round()")
         if lo > hi:
-            return f"empty range: lower bound {lo} > upper bound {hi}"
+            raise BoundError(f"empty range: lower bound {lo} > upper bound {hi}")
     else:
-        if lo > hi or (lo == hi and (s.lo_open or s.hi_open)):
-            return f"empty range: lower bound {lo} > upper bound {hi}"
+        if lo > hi:
+            raise BoundError(f"empty range: lower bound {lo} > upper bound {hi}")
+        if not math.isfinite(float(hi) - float(lo)):
+            raise BoundError(f"the range from {lo:g} to {hi:g} is wider than the largest float (1.8e308); "
+                             "narrow it or use a log scale")
+        first = math.nextafter(float(lo), math.inf) if s.lo_open else float(lo)
+        last = math.nextafter(float(hi), -math.inf) if s.hi_open else float(hi)
+        if first > last:
+            raise BoundError(f"empty range: no number lies strictly between {lo} and {hi}")
     if s.log and lo <= 0:
-        return f"a log-scale range needs a positive lower bound, got {lo}"
-    return None
+        raise BoundError(f"a log-scale range needs a positive lower bound, got {lo}")
+    return lo, hi

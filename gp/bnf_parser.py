@@ -3,14 +3,21 @@
 The file syntax is itself a Lark grammar (``bnf.lark``). Parsing happens in three
 steps: lift the ``#@`` annotations out of the text (they attach to the rule whose
 lines they sit on), parse the rest with Lark, then build typed rules (desugaring
-groups and optionals into synthetic rules) and run the semantic checks. Every
-problem becomes a :class:`~gp.errors.Diagnostic` with ``file:line:col``; all of
-them are reported together in one :class:`~gp.errors.GrammarError`.
+groups and optionals into synthetic rules) and run the semantic checks
+(``bnf_checks.py``). Every problem becomes a :class:`~gp.errors.Diagnostic` with
+``file:line:col``; all of them are reported together in one
+:class:`~gp.errors.GrammarError`.
+
+A grammar file is untrusted input, and every step is bounded: its size and token count
+are capped before Lark sees it (parsing costs about 25 µs a token), nesting is capped
+before the recursive transform, and the checks after it are linear or n log n in the
+grammar's size (see ``bnf_checks.py`` for the limits).
 """
 from __future__ import annotations
 
+import bisect
 import difflib
-import re
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -18,9 +25,17 @@ from pathlib import Path
 import lark
 from lark import Lark, Token, Transformer, v_args
 
+from .binding import sampler_range
+from .bnf_checks import (MAX_CHARS, at_most, check_annotation, check_derivations, check_numeric_terminals,
+                         check_references, lift_annotations, nesting_problem, parse_annotation, size_problem,
+                         unreachable_warnings)
 from .errors import Diagnostic, GrammarError, SourceText
-from .expressions import FUNCTIONS, VARIABLES, BinOp, Call, Expr, Neg, Num, Var
-from .grammar import KINDS, Alternative, Annotation, Grammar, NonTerminal, Rule, Sampler, Terminal, reachable_from
+from .expressions import FUNCTIONS, VARIABLES, BinOp, BoundError, Call, Neg, Num, Var, is_well_formed
+from .grammar import Alternative, Annotation, Grammar, NonTerminal, Rule, Sampler, Terminal
+
+#: Integer literals longer than this are read as floats (see gp/expressions.py).
+_MAX_INT_DIGITS = 30
+
 
 _FRIENDLY = {
     "RULE_START": "a new rule '<name> ::='",
@@ -52,37 +67,6 @@ def _meta_parser() -> Lark:
     path = Path(__file__).with_name("bnf.lark")
     return Lark(path.read_text(), parser="lalr", lexer="contextual", propagate_positions=True,
                 maybe_placeholders=False, cache=True)
-
-
-# ----------------------------------------------------------------------------------
-# Step 1: annotations
-
-
-@dataclass
-class _RawAnnotation:
-    line: int
-    column: int  # column of the '#@'
-    text: str    # text after '#@'
-
-
-def _lift_annotations(text: str) -> tuple[str, list[_RawAnnotation]]:
-    """Blank out ``#@ …`` comments (outside quotes) and return them separately."""
-    out_lines, found = [], []
-    for number, line in enumerate(text.split("\n"), start=1):
-        in_quote = False
-        for i, ch in enumerate(line):
-            if ch == '"':
-                in_quote = not in_quote
-            elif ch == "#" and not in_quote:
-                if line.startswith("#@", i):
-                    found.append(_RawAnnotation(number, i + 1, line[i + 2:]))
-                    line = line[:i]
-                break
-        out_lines.append(line)
-    return "\n".join(out_lines), found
-
-
-_ANNOTATION_TOKEN = re.compile(r'\s*([A-Za-z_]+)(?:=("[^"]*"|\S+))?')
 
 
 # ----------------------------------------------------------------------------------
@@ -150,8 +134,8 @@ class _ToRaw(Transformer):
 
     def weight(self, number: Token):
         value = float(number)
-        if value <= 0:
-            self._err(number, f"weight must be positive, got {number}")
+        if not (0 < value < math.inf):  # the sampling policy divides by the sum of the weights
+            self._err(number, f"weight must be a positive finite number, got {number}")
             value = 1.0
         return ("weight", value)
 
@@ -196,18 +180,13 @@ class _ToRaw(Transformer):
             lo_open = hi_open = False
         loc = self.src.location(name.line, name.column)
         sampler = Sampler(kind, lo_expr, hi_expr, lo_open, hi_open, log, loc)
-        if sampler.is_constant:
+        # Unknown names are already reported where they are written; dataset-dependent
+        # bounds are checked when the grammar is bound (gp/binding.py, the same rule).
+        if sampler.is_constant and is_well_formed(lo_expr) and is_well_formed(hi_expr):
             try:
-                lo_v, hi_v = lo_expr.evaluate({}), hi_expr.evaluate({})
-            except (ValueError, ZeroDivisionError, OverflowError) as exc:
-                self._err(name, f"cannot evaluate the bounds of {name}: {exc}")
-            else:
-                if lo_v > hi_v:
-                    self._err(name, f"lower bound {lo_v} is greater than upper bound {hi_v}")
-                if log and lo_v <= 0:
-                    self._err(name, f"a log-scale range needs a positive lower bound, got {lo_v}")
-                if kind == "int" and not (float(lo_v).is_integer() and float(hi_v).is_integer()):
-                    self._err(name, "RANDOM-INT bounds must be integers; use floor(), ceil() or round()")
+                sampler_range(sampler, {})
+            except BoundError as exc:
+                self._err(name, str(exc))
         return _RawItem("sampler", sampler, name.line, name.column)
 
     @v_args(inline=False, meta=True)
@@ -219,10 +198,9 @@ class _ToRaw(Transformer):
     # expressions --------------------------------------------------------------
     def number(self, tok):
         text = str(tok)
-        value = float(text)
-        if re.fullmatch(r"\d+", text):
-            value = int(text)
-        return Num(value)
+        if text.isdecimal() and len(text) <= _MAX_INT_DIGITS:
+            return Num(int(text))
+        return Num(float(text))  # may be inf; a bound must be finite, which binding checks
 
     def variable(self, tok):
         name = str(tok)
@@ -306,150 +284,43 @@ class _Builder:
         return Alternative(tuple(items), raw.weight, loc)
 
 
-def _parse_annotation(raw: _RawAnnotation, src: SourceText, diags: list[Diagnostic]) -> Annotation | None:
-    kind, default, sentinel = None, None, False
-    pos = 0
-    text = raw.text
-    ok = True
-
-    def err(offset: int, message: str):
-        diags.append(src.diagnostic(raw.line, raw.column + 2 + offset, message))
-
-    while pos < len(text):
-        if text[pos].isspace():
-            pos += 1
-            continue
-        m = _ANNOTATION_TOKEN.match(text, pos)
-        if not m or m.end() == pos:
-            err(pos, f"malformed annotation near '{text[pos:].strip()}'; expected key=value")
-            return None
-        key, value = m.group(1), m.group(2)
-        start = m.start(1)
-        if key == "type":
-            if value not in KINDS:
-                err(start, f"unknown hyper-parameter type '{value}'; expected one of {', '.join(KINDS)}")
-                ok = False
-            kind = value
-        elif key == "default":
-            if value is None:
-                err(start, "default needs a value: default=VALUE")
-                ok = False
-            elif value.startswith("#"):
-                if not value[1:].isdigit() or int(value[1:]) < 1:
-                    err(start, f"'{value}' is not an alternative number; write #1, #2, …")
-                    ok = False
-                else:
-                    default = int(value[1:]) - 1
-            elif value.startswith('"'):
-                if len(value) < 2 or not value.endswith('"'):
-                    err(start, "unterminated quoted default")
-                    ok = False
-                else:
-                    default = tuple(value[1:-1].split())
-            else:
-                default = () if value == "EMPTY" else (value,)
-        elif key == "sentinel" and value is None:
-            sentinel = True
-        elif key == "gate" and value is None:
-            pass  # documentation only: gates are recognised from the alternatives
-        else:
-            hint = difflib.get_close_matches(key, ["type", "default", "sentinel", "gate"], n=1)
-            extra = f"; did you mean '{hint[0]}'?" if hint else ""
-            err(start, f"unknown annotation key '{key}'{extra}")
-            ok = False
-        pos = m.end()
-    if kind is None:
-        if ok:
-            err(0, "annotation needs type=alg|cat|bool|int|real")
-        return None
-    if not ok:
-        return None
-    return Annotation(kind, default, sentinel, src.location(raw.line, raw.column))
-
-
-def _check_annotation(rule: Rule, ann: Annotation, src: SourceText, diags: list[Diagnostic]) -> None:
-    loc = ann.location
-
-    def err(message: str):
-        diags.append(src.at(loc, f"<{rule.name}>: {message}"))
-
-    texts = [a.text for a in rule.alternatives]
-    if ann.kind == "alg":
-        if ann.default is not None:
-            err("an 'alg' rule is always evolved and cannot have a default")
-        return
-    if ann.default is None:
-        err(f"a '{ann.kind}' hyper-parameter needs a default (default=VALUE, EMPTY or #k)")
-        return
-    if isinstance(ann.default, int):
-        if ann.default >= len(rule.alternatives):
-            err(f"default=#{ann.default + 1} but the rule has {len(rule.alternatives)} alternative(s)")
-        return
-    default_text = " ".join(ann.default) if ann.default else "EMPTY"
-    if default_text in texts:
-        return
-    if ann.kind in ("cat", "bool"):
-        err(f"default '{default_text}' is not one of the alternatives ({' | '.join(texts)}); "
-            "use one of them or #k")
-        return
-    if len(ann.default) != 1:
-        err(f"a '{ann.kind}' default must be one number, got '{default_text}'")
-        return
-    try:
-        value = int(ann.default[0]) if ann.kind == "int" else float(ann.default[0])
-    except ValueError:
-        err(f"default '{ann.default[0]}' is not a valid {'integer' if ann.kind == 'int' else 'real number'}")
-        return
-    samplers = [i for a in rule.alternatives for i in a.items if isinstance(i, Sampler)]
-    if ann.sentinel or not all(s.is_constant for s in samplers):
-        return  # dataset-dependent ranges are only known once bound
-
-    def within(s: Sampler) -> bool:
-        try:
-            lo, hi = s.lo.evaluate({}), s.hi.evaluate({})
-        except (ValueError, ZeroDivisionError, OverflowError):
-            return True  # the bound itself is wrong, and reported where the sampler is checked
-        return (lo < value if s.lo_open else lo <= value) and (value < hi if s.hi_open else value <= hi)
-
-    if not any(within(s) for s in samplers):
-        ranges = ", ".join(str(s) for s in samplers) or " | ".join(texts)
-        err(f"default {value} lies outside {ranges}; add 'sentinel' if that is intended")
-
-
 def parse_grammar(text: str, filename: str = "<grammar>") -> Grammar:
     """Parse and validate grammar text. Raises :class:`GrammarError` on any error."""
     src = SourceText(text, filename)
     diags: list[Diagnostic] = []
-    stripped, raw_annotations = _lift_annotations(text)
+    too_large = size_problem(text, src)
+    if too_large:
+        raise GrammarError([too_large])
+    stripped, raw_annotations = lift_annotations(text)
     try:
         tree = _meta_parser().parse(stripped)
     except lark.exceptions.UnexpectedInput as exc:
         raise GrammarError([_syntax_diagnostic(exc, src)]) from None
+    too_deep = nesting_problem(tree, src)
+    if too_deep:
+        raise GrammarError([too_deep])
     raw_rules = _ToRaw(src, diags).transform(tree)
     if not raw_rules:
         diags.append(src.diagnostic(1, 1, "the grammar has no rules; write at least '<start> ::= …'"))
         raise GrammarError(diags)
 
     builder = _Builder(src, diags)
-    spans: list[tuple[int, str]] = []
     for name, line, col, alts in raw_rules:
         builder.add_rule(name, line, col, alts)
-        spans.append((line, name))
     rules = builder.rules
     start = raw_rules[0][0]
 
-    # Attach annotations to the rule whose lines they sit on.
+    # Attach annotations to the rule whose lines they sit on (rules are in line order).
     annotated: dict[str, Annotation] = {}
+    rule_lines = [line for _, line, _, _ in raw_rules]
     for raw in raw_annotations:
-        owner = None
-        for line, name in spans:
-            if line <= raw.line:
-                owner = name
+        k = bisect.bisect_right(rule_lines, raw.line) - 1
+        owner = raw_rules[k][0] if k >= 0 else None
         if owner is None:
             diags.append(src.diagnostic(raw.line, raw.column, "annotation before the first rule; "
                                         "put '#@ …' on a line of the rule it describes"))
             continue
-        ann = _parse_annotation(raw, src, diags)
+        ann = parse_annotation(raw, src, diags)
         if ann is None:
             continue
         if owner in annotated:
@@ -457,27 +328,36 @@ def parse_grammar(text: str, filename: str = "<grammar>") -> Grammar:
                                         f"(line {annotated[owner].location.line})"))
             continue
         annotated[owner] = ann
+    parts: dict[str, list[Rule]] = {}  # a rule and the synthetic rules of its groups and optionals
+    for rule in rules.values():
+        parts.setdefault(rule.name.split("~")[0], []).append(rule)
     for name, ann in annotated.items():
         rule = rules[name]
         rules[name] = Rule(rule.name, rule.alternatives, ann, rule.location, rule.synthetic)
-        _check_annotation(rules[name], ann, src, diags)
+        check_annotation(rules[name], ann, src, diags)
+        check_numeric_terminals(rules[name], parts[name], src, diags)
 
-    _check_references(rules, src, diags)
+    check_references(rules, src, diags)
     warnings: list[Diagnostic] = []
     if not any(d.severity == "error" for d in diags):
-        _check_productive(rules, src, diags)
-        warnings = _unreachable_warnings(rules, start, src)
+        check_derivations(rules, start, src, diags)
+        warnings = unreachable_warnings(rules, start, src)
     errors = [d for d in diags if d.severity == "error"]
     if errors:
-        raise GrammarError(errors)
-    return Grammar(rules, start, src, warnings)
+        raise GrammarError(at_most(errors, "error"))
+    return Grammar(rules, start, src, at_most(warnings, "warning"))
 
 
 def load_grammar(path: str | Path) -> Grammar:
-    """Read a grammar file; a missing or unreadable file is a GrammarError too."""
-    p = Path(path)
+    """Read a grammar file; a missing, unreadable or oversized file is a GrammarError too."""
+    limit = 4 * MAX_CHARS  # UTF-8 takes at most 4 bytes a character
     try:
-        text = p.read_text(encoding="utf-8")
+        with open(path, "rb") as f:  # a bounded read: the path may be a device or a huge file
+            data = f.read(limit + 1)
+        if len(data) > limit:
+            raise GrammarError([Diagnostic(None, f"{path} is larger than {limit:,} bytes; a grammar may have "
+                                                 f"at most {MAX_CHARS:,} characters (the Large space has 31,000)")])
+        text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as text mode reads it
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise GrammarError([Diagnostic(None, f"cannot read grammar file {path}: {reason}")]) from None
@@ -511,35 +391,3 @@ def _syntax_diagnostic(exc: lark.exceptions.UnexpectedInput, src: SourceText) ->
     return src.diagnostic(line, col, reason)
 
 
-def _check_references(rules: dict[str, Rule], src: SourceText, diags: list[Diagnostic]) -> None:
-    visible = [n for n in rules if "~" not in n]
-    for rule in rules.values():
-        for alt in rule.alternatives:
-            for item in alt.items:
-                if isinstance(item, NonTerminal) and item.name not in rules:
-                    hint = difflib.get_close_matches(item.name, visible, n=1, cutoff=0.6)
-                    extra = f"; did you mean <{hint[0]}>?" if hint else ""
-                    diags.append(src.at(item.location, f"undefined non-terminal <{item.name}>{extra}"))
-
-
-def _check_productive(rules: dict[str, Rule], src: SourceText, diags: list[Diagnostic]) -> None:
-    productive: set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        for rule in rules.values():
-            if rule.name in productive:
-                continue
-            if any(all(n in productive for n in alt.nonterminals()) for alt in rule.alternatives):
-                productive.add(rule.name)
-                changed = True
-    for rule in rules.values():
-        if rule.name not in productive:
-            diags.append(src.at(rule.location, f"<{rule.name}> has no finite derivation: "
-                                               "every alternative needs itself or another such rule"))
-
-
-def _unreachable_warnings(rules: dict[str, Rule], start: str, src: SourceText) -> list[Diagnostic]:
-    seen = reachable_from(rules, start)
-    return [src.at(r.location, f"<{r.name}> is never used (unreachable from <{start}>)", "warning")
-            for r in rules.values() if r.name not in seen]

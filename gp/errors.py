@@ -8,6 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: Characters of a source line shown under a diagnostic.
+_SHOWN = 120
+
+
+def shorten(text: str, width: int = 60) -> str:
+    """A user's token or expression for a message: a 1 MB terminal is shown by its start."""
+    return text if len(text) <= width else text[:width - 1] + "…"
+
 
 @dataclass(frozen=True)
 class SourceLocation:
@@ -35,8 +43,13 @@ class Diagnostic:
         text = f"{where}{self.severity}: {self.message}"
         if self.source_line is not None and self.location is not None:
             line = self.source_line.rstrip("\n").expandtabs(1)
-            caret = " " * max(self.location.column - 1, 0) + "^"
-            text += f"\n    {line}\n    {caret}"
+            column = max(self.location.column - 1, 0)
+            if len(line) > _SHOWN:  # a window around the column of a very long line
+                first = max(0, min(column - _SHOWN // 2, len(line) - _SHOWN))
+                tail = "…" if first + _SHOWN < len(line) else ""
+                line = ("…" if first else "") + line[first:first + _SHOWN] + tail
+                column = column - first + (1 if first else 0)
+            text += f"\n    {line}\n    {' ' * column}^"
         return text
 
 
@@ -66,7 +79,11 @@ class SourceText:
     def __init__(self, text: str, filename: str):
         self.text = text
         self.filename = filename
-        self.lines = text.splitlines()
+        # Lines as Lark counts them: only "\n" ends one (str.splitlines also splits at
+        # form feeds and U+2028, which would shift every later line of a diagnostic).
+        self.lines = text.split("\n")
+        if self.lines and self.lines[-1] == "":
+            self.lines.pop()
 
     def location(self, line: int, column: int) -> SourceLocation:
         return SourceLocation(self.filename, line, column)

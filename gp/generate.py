@@ -4,8 +4,18 @@ All randomness goes through a :class:`~gp.policy.SamplingPolicy` and one explici
 ``numpy.random.Generator``: same grammar, policy state and seed, same trees.
 Depth follows :attr:`gp.tree.Node.depth` (a node whose children are all terminals
 has depth 1). An alternative is allowed at a node only if a complete subtree can be
-finished within the remaining depth (precomputed minimum depths), so generation
-never backtracks.
+finished within the remaining depth (precomputed minimum depths), and the whole tree
+within :data:`MAX_TREE_NODES`, so generation never backtracks.
+
+The size limit is what keeps a recursive grammar finite in practice: ``full`` on
+``<e> ::= <e> <e> | x`` at depth 100 would otherwise build 2^100 nodes. Every
+unexpanded non-terminal reserves the size of its shallowest tree
+(:func:`gp.grammar.minimum_trees`); an alternative is allowed only if the reserved
+total stays within the limit, and the shallowest alternative never increases it, so a
+choice always exists (the parser refuses a grammar whose shallowest tree is already
+too large). Trees of the shipped grammars are far below the limit, where it changes
+nothing. Expansion keeps its own stack instead of recursing, in the same pre-order
+(so the same random draws) as the recursive definition.
 """
 from __future__ import annotations
 
@@ -22,6 +32,8 @@ from .tree import Leaf, Node, Path
 #: Defaults from the methods notes (thesis §2.1.2; value 100 from the authors' code).
 DEFAULT_MIN_DEPTH = 2
 DEFAULT_MAX_DEPTH = 100
+#: Nodes and leaves of one generated tree (the Large space's trees have under 100).
+MAX_TREE_NODES = 10_000
 
 Mode = Literal["grow", "full"]
 
@@ -33,6 +45,7 @@ class TreeGenerator:
 
     def __post_init__(self):
         self._analysis = self.bound.grammar.analysis
+        self._reserve = self._analysis.min_tree_size
 
     # -- public ----------------------------------------------------------------
     def grow(self, rng: np.random.Generator, max_depth: int = DEFAULT_MAX_DEPTH,
@@ -85,12 +98,41 @@ class TreeGenerator:
 
     # -- internals -------------------------------------------------------------
     def _expand(self, name: str, remaining: int, mode: Mode, path: Path, rng: np.random.Generator) -> Node:
-        rule = self.bound.grammar[name]
-        mins = self._analysis.alt_min_depth[name]
-        allowed = [a for a, d in enumerate(mins) if d <= remaining]
-        if not allowed:
+        if self._analysis.min_depth[name] > remaining:
             raise ValueError(f"<{name}> cannot be derived within depth {remaining} "
                              f"(needs {self._analysis.min_depth[name]})")
+        # One frame per open node: [rule, alternative, items, next item, children, remaining depth, path].
+        reserved = [self._reserve[name]]  # nodes and leaves so far plus the reservations of open items
+        root = self._open(name, remaining, mode, path, rng, reserved)
+        stack = [root]
+        while True:
+            frame = stack[-1]
+            rule, alt, items, i, children, depth_left, at = frame
+            if i == len(items):
+                stack.pop()
+                node = Node(rule, alt, tuple(children))
+                if not stack:
+                    return node
+                stack[-1][4].append(node)
+                continue
+            frame[3] = i + 1
+            item = items[i]
+            if isinstance(item, NonTerminal):
+                stack.append(self._open(item.name, depth_left - 1, mode, at + (i,), rng, reserved))
+            elif isinstance(item, Terminal):
+                children.append(Leaf(item.text))
+            else:
+                children.append(Leaf(self._sample(rule, alt, i, item, at + (i,), rng)))
+
+    def _open(self, name: str, remaining: int, mode: Mode, path: Path, rng: np.random.Generator,
+              reserved: list[int]) -> list:
+        """Choose the alternative of a new node (the reservation of ``name`` becomes that of the alternative)."""
+        rule = self.bound.grammar[name]
+        mins = self._analysis.alt_min_depth[name]
+        sizes = self._analysis.alt_min_tree_size[name]
+        own = self._reserve[name]
+        slack = MAX_TREE_NODES - reserved[0] + own  # an alternative no larger than the reservation always fits
+        allowed = [a for a, d in enumerate(mins) if d <= remaining and sizes[a] <= max(slack, own)]
         if mode == "full" and len(allowed) > 1:
             maxes = self._analysis.alt_max_depth[name]
             deep = [a for a in allowed if maxes[a] >= remaining]
@@ -102,16 +144,8 @@ class TreeGenerator:
         ctx = ChoiceContext(name, path)
         weights = [rule.alternatives[a].weight for a in allowed]
         alt_index = self.policy.choose(ctx, allowed, weights, rng) if len(allowed) > 1 else allowed[0]
-        children: list[Node | Leaf] = []
-        for i, item in enumerate(rule.alternatives[alt_index].items):
-            child_path = path + (i,)
-            if isinstance(item, NonTerminal):
-                children.append(self._expand(item.name, remaining - 1, mode, child_path, rng))
-            elif isinstance(item, Terminal):
-                children.append(Leaf(item.text))
-            else:
-                children.append(Leaf(self._sample(name, alt_index, i, item, child_path, rng)))
-        return Node(name, alt_index, tuple(children))
+        reserved[0] += sizes[alt_index] - own
+        return [name, alt_index, rule.alternatives[alt_index].items, 0, [], remaining, path]
 
     def _sample(self, name: str, alt: int, i: int, s: Sampler, path: Path, rng) -> int | float:
         lo, hi = self.bound.range_of((name, alt, i))

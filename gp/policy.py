@@ -18,6 +18,9 @@ import numpy as np
 
 from .tree import Node, Path
 
+#: Draws of a real before an open range falls back to its first inner float.
+_REDRAWS = 100
+
 
 @dataclass(frozen=True)
 class ChoiceContext:
@@ -77,6 +80,9 @@ class UniformPolicy(SamplingPolicy):
         if len(candidates) == 1:
             return candidates[0]
         w = np.asarray(weights, dtype=float)
+        with np.errstate(over="ignore"):  # finite weights near 1e308 can overflow their sum
+            if not np.isfinite(w.sum()):
+                w = w / w.max()
         return int(candidates[int(rng.choice(len(candidates), p=w / w.sum()))])
 
     def sample_int(self, ctx, lo, hi, log, rng):
@@ -93,7 +99,7 @@ class UniformPolicy(SamplingPolicy):
         lo, hi = float(lo), float(hi)
         if lo == hi:
             return lo
-        while True:
+        for _ in range(_REDRAWS):
             if log:
                 value = float(math.exp(rng.uniform(math.log(lo), math.log(hi))))
             else:
@@ -102,3 +108,6 @@ class UniformPolicy(SamplingPolicy):
             if (lo_open and value <= lo) or (hi_open and value >= hi):
                 continue
             return value
+        # A range only a few floats wide, e.g. (>1, <1.0000000000000004): draws keep
+        # landing on the open ends. Binding guarantees a float strictly inside.
+        return math.nextafter(lo, math.inf) if lo_open else lo

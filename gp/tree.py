@@ -9,6 +9,10 @@ as long as the tree is.
 
 The :attr:`Node.phenotype` (the leaves' tokens joined by spaces) is the canonical
 cache key; ``gp.phenotype.parse_phenotype`` turns it back into an equal tree.
+
+Traversals keep their own stack instead of recursing: a recursive grammar can yield
+trees thousands of levels deep (up to ``gp.generate.MAX_TREE_NODES`` nodes), deeper
+than Python's recursion limit.
 """
 from __future__ import annotations
 
@@ -53,20 +57,32 @@ class Node:
     @property
     def depth(self) -> int:
         """Number of non-terminal levels on the longest root-to-leaf path (a node of leaves is 1)."""
-        return 1 + max((c.depth for c in self.children), default=0)
+        deepest, stack = 0, [(self, 1)]
+        while stack:
+            node, level = stack.pop()
+            deepest = max(deepest, level)
+            stack.extend((c, level + 1) for c in node.children if isinstance(c, Node))
+        return deepest
 
     @property
     def size(self) -> int:
-        return 1 + sum(c.size for c in self.children)
+        """Nodes and leaves."""
+        count, stack = 0, [self]
+        while stack:
+            node = stack.pop()
+            inner = [c for c in node.children if isinstance(c, Node)]
+            count += 1 + len(node.children) - len(inner)  # the node and its leaves
+            stack.extend(inner)
+        return count
 
     def walk(self, path: Path = ()) -> Iterator[tuple[Path, Union["Node", Leaf]]]:
         """Pre-order traversal yielding ``(path, node_or_leaf)``."""
-        yield path, self
-        for i, child in enumerate(self.children):
-            if isinstance(child, Node):
-                yield from child.walk(path + (i,))
-            else:
-                yield path + (i,), child
+        stack: list[tuple[Path, Union[Node, Leaf]]] = [(path, self)]
+        while stack:
+            at, item = stack.pop()
+            yield at, item
+            if isinstance(item, Node):
+                stack.extend((at + (i,), c) for i, c in reversed(list(enumerate(item.children))))
 
     def nodes(self) -> Iterator[tuple[Path, "Node"]]:
         for path, n in self.walk():
@@ -74,11 +90,13 @@ class Node:
                 yield path, n
 
     def leaves(self) -> Iterator[Leaf]:
-        for child in self.children:
-            if isinstance(child, Node):
-                yield from child.leaves()
+        stack: list[Union[Node, Leaf]] = list(reversed(self.children))
+        while stack:
+            item = stack.pop()
+            if isinstance(item, Node):
+                stack.extend(reversed(item.children))
             else:
-                yield child
+                yield item
 
     def __getitem__(self, path: Path) -> Union["Node", Leaf]:
         node: Union[Node, Leaf] = self
@@ -94,10 +112,13 @@ class Node:
             if not isinstance(subtree, Node):
                 raise ValueError("the root must stay a Node")
             return subtree
-        i = path[0]
-        child = self.children[i]
-        new_child = subtree if len(path) == 1 else child.replace(path[1:], subtree)  # type: ignore[union-attr]
-        return Node(self.rule, self.alt, self.children[:i] + (new_child,) + self.children[i + 1:])
+        ancestors: list[Node] = [self]
+        for i in path[:-1]:
+            ancestors.append(ancestors[-1].children[i])  # type: ignore[arg-type]
+        new: Union[Node, Leaf] = subtree
+        for node, i in zip(reversed(ancestors), reversed(path)):
+            new = Node(node.rule, node.alt, node.children[:i] + (new,) + node.children[i + 1:])
+        return new  # type: ignore[return-value]
 
     # -- views -----------------------------------------------------------------
     @property
@@ -110,24 +131,21 @@ class Node:
     def render(self, indent: str = "  ", show_synthetic: bool = False) -> str:
         """Indented text rendering; synthetic group/optional nodes are folded away by default."""
         lines: list[str] = []
-
-        def visit(node: Union[Node, Leaf], level: int) -> None:
+        stack: list[tuple[Union[Node, Leaf], int]] = [(self, 0)]
+        while stack:
+            node, level = stack.pop()
             if isinstance(node, Leaf):
                 lines.append(indent * level + node.text)
-                return
+                continue
             synthetic = "~" in node.rule
             if synthetic and not show_synthetic:
-                for c in node.children:
-                    visit(c, level)
-                return
+                stack.extend((c, level) for c in reversed(node.children))
+                continue
             if all(isinstance(c, Leaf) for c in node.children) and node.children:
                 lines.append(indent * level + f"<{node.rule}> " + " ".join(c.text for c in node.children))
-                return
+                continue
             lines.append(indent * level + f"<{node.rule}>" + ("" if node.children else " (empty)"))
-            for c in node.children:
-                visit(c, level + 1)
-
-        visit(self, 0)
+            stack.extend((c, level + 1) for c in reversed(node.children))
         return "\n".join(lines)
 
     def to_networkx(self):

@@ -5,6 +5,9 @@ scikit-learn estimator (``get_params``/``clone``, ``fit`` returns self): raw
 features with nominal columns (integer codes) and missing values (NaN) are imputed
 and one-hot encoded inside it, the multi-label method produces per-label scores,
 and the stored threshold(s) turn them into a 0/1 indicator matrix.
+
+:func:`load_model` reads one back from a ``model.joblib`` and checks that it is a fitted
+model, so that a damaged or foreign file is reported as such, not as a traceback.
 """
 from __future__ import annotations
 
@@ -72,3 +75,35 @@ class MultiLabelModel(MultiOutputMixin, ClassifierMixin, BaseEstimator):
     def score(self, X, Y, sample_weight=None) -> float:
         """Exact match (subset accuracy)."""
         return float(np.mean(np.all(self.predict(X) == (np.asarray(Y) > 0), axis=1)))
+
+
+class ModelFileError(ValueError):
+    """A file that does not hold a fitted :class:`MultiLabelModel`; ``reason`` says why, in a few words."""
+
+    def __init__(self, path, reason: str):
+        self.path, self.reason = path, reason
+        super().__init__(f"{path}: {reason}")
+
+
+def load_model(path) -> MultiLabelModel:
+    """The fitted model saved in ``path`` (``joblib.dump``); :class:`ModelFileError` if it is not one.
+
+    A damaged file fails inside unpickling in many ways (truncated streams, bad opcodes, broken
+    compression), so every exception from loading means "cannot be read"."""
+    import joblib
+
+    import os
+
+    if os.path.getsize(path) == 0:
+        raise ModelFileError(path, "empty")
+    try:
+        model = joblib.load(path)
+    except Exception as exc:  # noqa: BLE001 - see the docstring
+        if isinstance(exc, EOFError) or any(word in str(exc) for word in ("truncated", "exhausted")):
+            raise ModelFileError(path, "truncated") from None
+        raise ModelFileError(path, f"unreadable: {type(exc).__name__}: {str(exc)[:160]}") from None
+    if not isinstance(model, MultiLabelModel):
+        raise ModelFileError(path, f"it holds a {type(model).__name__}, not a model")
+    if not hasattr(model, "thresholds_"):
+        raise ModelFileError(path, "the model in it was never fitted")
+    return model

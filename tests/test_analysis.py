@@ -87,3 +87,36 @@ def test_analysis_is_memoised(grammars):
     assert a.min_depth is a.min_depth
     first = a.configurations(YEAST)
     assert a.configurations(YEAST) == first
+
+
+def test_counts_saturate_instead_of_growing_without_bound():
+    from gp.analysis import COUNT_CAP
+
+    # Every rule squares the count: exact counts would have a billion digits.
+    rules = "".join(f"<r{i}> ::= <r{i + 1}> <r{i + 1}> | <r{i + 1}> y\n" for i in range(30))
+    g = parse_grammar("<r> ::= <r0>\n" + rules + "<r30> ::= a | b\n", "square.bnf")
+    assert g.analysis.combinations == COUNT_CAP
+    assert g.analysis.configurations() == COUNT_CAP
+    assert g.analysis.min_depth["r"] == 32 and g.analysis.max_depth["r"] == 32
+
+
+def test_a_long_chain_is_analysed_without_recursion():
+    from gp.analysis import COUNT_CAP
+
+    # max depth 4,002 along a chain of 4,000 rules (each may stop): Python's stack would overflow.
+    text = "<s> ::= x <r0>\n" + "".join(f"<r{i}> ::= EMPTY | <r{i + 1}> RANDOM-INT(1, 3)\n" for i in range(4000))
+    g = parse_grammar(text + "<r4000> ::= z\n", "chain.bnf")
+    a = g.analysis
+    assert a.min_depth["s"] == 2 and a.max_depth["s"] == 4002
+    assert a.combinations == 4001 and a.configurations() == COUNT_CAP  # 3^4000 saturates
+
+
+def test_minimum_trees_settle_each_rule_by_depth():
+    from gp.grammar import minimum_trees
+
+    text = "<s> ::= <a> <b> | <c>\n<a> ::= x\n<b> ::= <a> y | z z z\n<c> ::= <c> | <a> <a> <a> <a>\n"
+    g = parse_grammar(text, "m.bnf")
+    depth, size = minimum_trees(g)
+    assert depth == {"a": 1, "b": 1, "c": 2, "s": 2}
+    # <s>: both alternatives reach depth 2 at best; <a> <b> (with <b> ::= z z z) has 1 + 2 + 4 = 7 nodes, <c> 1 + 9.
+    assert size == {"a": 2, "b": 4, "c": 9, "s": 7}

@@ -215,3 +215,26 @@ def test_unreachable_scheduler_is_a_clear_error_quickly():
         DaskEngine(f"tcp://127.0.0.1:{port}", connect_timeout=1.0)
     assert time.perf_counter() - t0 < 5.0
     assert issubclass(EngineError, ConnectionError)
+
+
+@pytest.mark.parametrize("address, ok", [
+    ("tcp://127.0.0.1:8786", True), ("10.0.0.5:8786", True), ("tcp://[::1]:8786", True), ("tls://a.b-c:1", True),
+    ("not a url", False), ("tcp://host", False), ("tcp://h:0", False), ("tcp://h:99999", False),
+    ("http://h:80", False), (" tcp://h:1", False), ("tcp://h:1/x", False), ("", False),
+])
+def test_scheduler_addresses_are_checked_before_connecting(address, ok):
+    from evaluation.engine import check_scheduler_address
+    from gp.search import RunConfig
+
+    if ok:
+        assert check_scheduler_address(address) == address
+        RunConfig(scheduler=address)
+    else:
+        with pytest.raises(ValueError, match="expected a Dask scheduler address such as tcp://10.0.0.5:8786"):
+            check_scheduler_address(address)
+        with pytest.raises(ValueError, match="expected a Dask scheduler address"):
+            RunConfig(scheduler=address)
+        t0 = time.perf_counter()
+        with pytest.raises(ValueError):
+            DaskEngine(address)
+        assert time.perf_counter() - t0 < 1.0

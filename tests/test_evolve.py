@@ -152,7 +152,7 @@ def test_same_seed_same_result_with_one_worker_and_on_dask(tmp_path, dask_cluste
     (["evolve", "--budget", "abc"], 2, "expected a duration such as 90s"),
     (["evolve", "--budget", "0s"], 2, "a duration must be positive"),
     (["evolve", "--budget", "5 parsecs"], 2, "unknown time unit"),
-    (["evolve", "--memory", "1KB"], 2, "below 64MB"),
+    (["evolve", "--memory", "1KB"], 2, "at least 64 MB"),
     (["evolve", "--memory", "lots"], 2, "expected a memory size"),
     (["evolve", "--fold", "7"], 2, "folds are numbered 1 to 5"),
     (["evolve", "--fold", "1", "--test", "x.arff"], 2, "not allowed with argument"),

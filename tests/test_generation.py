@@ -181,3 +181,38 @@ def test_numbers_out_of_range_do_not_parse(grammars):
     assert parse_phenotype("k 5", g.bind()) == Node("s", 0, (Leaf("k"), Leaf(5)))
     with pytest.raises(PhenotypeError):
         parse_phenotype("k 6", g.bind())
+
+
+def test_the_generator_draws_as_it_always_did(grammars):
+    """Expansion keeps its own stack now; the draws (and the README's examples) are unchanged."""
+    from evaluation import default_data
+
+    gen = TreeGenerator(grammars["small"].bind(default_data.META))
+    rng = np.random.default_rng(1)
+    assert [gen.grow(rng).phenotype for _ in range(2)] == [
+        "RAkEL 2 1 4 5 JRip 2.6933057958903026 up 4 PCut1", "LC JRip 4.153714813713617 cer up 3 PCut1"]
+
+
+@pytest.mark.parametrize("mode", ["grow", "full"])
+def test_an_exploding_recursive_grammar_stays_within_the_node_limit(mode):
+    from gp.generate import MAX_TREE_NODES
+
+    g = parse_grammar("<e> ::= <e> <e> <e> | x RANDOM-INT(1, 3)\n", "boom.bnf")  # full at depth 100: 3^100 nodes
+    bound = g.bind()
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        tree = getattr(TreeGenerator(bound), mode)(rng, 100)
+        assert tree.size <= MAX_TREE_NODES
+        assert not tree_problems(tree, bound, 100)
+    assert mode == "grow" or tree.size > MAX_TREE_NODES - 10  # full fills the limit
+
+
+def test_deep_trees_need_no_recursion():
+    g = parse_grammar("<s> ::= <e>\n<e> ::= a <e> | b\n", "deep.bnf")
+    tree = TreeGenerator(g.bind()).full(np.random.default_rng(0), 5000)
+    assert tree.depth == 5000 and tree.size == 1 + 4999 + 4999  # <s>, the <e> nodes, their leaves
+    assert tree.phenotype == "a " * 4998 + "b"
+    deepest = (0,) + (1,) * 4998
+    assert tree[deepest] == Node("e", 1, (Leaf("b"),))
+    assert tree.replace(deepest, Node("e", 1, (Leaf("c"),))).phenotype.endswith("a c")
+    assert len(tree.render().splitlines()) == 1 + 2 * 4998 + 1 and not tree_problems(tree, g.bind(), 5000)

@@ -104,3 +104,39 @@ def test_result_and_low_overhead():
 def test_thread_pools_are_limited_to_one():
     outcome = run_isolated(thread_count, (), LIMITS)
     assert outcome.value == (1, "1")
+
+
+def open_files() -> list[str]:
+    return [os.readlink(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd")
+            if os.path.islink(f"/proc/self/fd/{fd}")]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc")
+def test_a_worker_does_not_hold_its_parents_run_directory_lock(tmp_path):
+    """flock is shared by a forked child: a worker that outlived a killed search would keep the run locked."""
+    from gp.search.lock import LOCK_NAME, RunLock
+
+    with RunLock(tmp_path):
+        assert str(tmp_path / LOCK_NAME) in open_files()
+        outcome = run_isolated(open_files, (), LIMITS)
+    assert outcome.status == OK, outcome
+    assert str(tmp_path / LOCK_NAME) not in outcome.value
+
+
+def allocates_16_mb():
+    return float(np.ones(16 * 2**20 // 8).sum())
+
+
+def test_the_memory_limit_counts_what_the_candidate_adds_not_what_it_inherits():
+    """A child starts with its parent's pages (code, libraries, the data): 150 MB more in the parent must
+    not use up a 64 MB limit."""
+    ballast = np.ones(150 * 2**20 // 8)
+    outcome = run_isolated(allocates_16_mb, (), Limits(timeout=15.0, memory_bytes=64 * 2**20))
+    assert outcome.status == OK, outcome
+    assert outcome.peak_rss == 0 or outcome.peak_rss > 64 * 2**20  # the total is above the limit; the growth is not
+    del ballast
+
+
+def test_a_memory_limit_beyond_what_the_platform_can_set_limits_nothing():
+    outcome = run_isolated(double, (2,), Limits(timeout=5.0, memory_bytes=2**80))
+    assert outcome.status == OK and outcome.value == 4, outcome

@@ -215,6 +215,56 @@ def test_report_error_for_a_non_run_directory(tmp_path: Path, make: str):
         render_inspect(run, Console(record=True, width=160))
 
 
+def test_a_damaged_config_is_named_and_the_logs_are_still_shown(finished_run: Path):
+    (finished_run / "config.json").write_text('{"method": "gg')
+    (finished_run / "final.json").write_text("[]")
+    s = summarise(finished_run)
+    assert s["problems"] == [
+        "config.json is corrupted (not valid JSON: Unterminated string starting at: line 1 column 12 (char 11)): "
+        "the run's settings are unknown and it cannot be resumed",
+        "final.json is corrupted (a JSON list, not an object): the run's final results are unknown"]
+    assert s["status"]["state"] == "damaged" and s["best"]["phenotype"] == WINNER
+    text = _inspect(finished_run)
+    assert "damaged: config.json is corrupted" in text and "unknown (final.json is damaged)" in text
+    assert "Top 10" in text and "method   unknown" in text
+
+
+def test_a_run_without_config_is_still_a_run(species_run: Path):
+    (species_run / "config.json").unlink()
+    s = summarise(species_run)
+    assert s["problems"] == ["config.json is missing: the run's settings are unknown and it cannot be resumed"]
+    assert s["status"] == {"state": "interrupted", "last_generation": 1, "resume": None}
+    assert "it cannot be resumed (see above): start a fresh run" in _inspect(species_run)
+
+
+@pytest.mark.parametrize("content, reason", [
+    (b"", "empty"), (b"junk", "not a pickle"), (b"\x80\x05\x95junk.", "a pickle of something else than a search state"),
+    (b"\x80\x05\x95 gp.search.loop SearchState \x94", "truncated pickle")])
+def test_a_damaged_checkpoint_of_an_interrupted_run_is_named(species_run: Path, content: bytes, reason: str):
+    (species_run / "checkpoint.pkl").write_bytes(content)
+    s = summarise(species_run)
+    assert s["problems"] == [f"checkpoint.pkl is corrupted ({reason}): the run cannot be resumed"]
+    assert s["status"]["resume"] is None
+
+
+def test_records_and_final_json_of_the_wrong_types_do_not_break_the_report(finished_run: Path):
+    odd = [{"n": "x", "phenotype": ["a"], "status": "ok", "fitness": "0.9", "measures": [1, 2], "species": [1],
+            "generation": {"g": 1}, "fit_time": "slow", "phase": 3},
+           {"n": 2.5, "status": None, "fitness": True, "reason": {"why": 1}, "species": {"s": 2}},
+           {"n": 1, "phenotype": "Z", "status": "ok", "fitness": float("nan"), "level": "low", "capped": 1,
+            "limit": "x"}]
+    with open(finished_run / "evaluations.jsonl", "a") as f:
+        f.write("".join(json.dumps(r) + "\n" for r in odd) + "[1, 2]\n7\n")
+    (finished_run / "final.json").write_text(json.dumps({
+        "status": "finished", "time": "long", "counts": [1], "winner": {"phenotype": 5, "valid_measures": [1]},
+        "limits": {"hard_cap": "x", "adaptive_limits": {"a": "b", "c": 2}}, "work": {"utilisation": "high"},
+        "screening": {"active": True, "fractions": ["a", 0.5]}, "test": {"measures": [1], "n_instances": None}}))
+    s = summarise(finished_run)
+    assert s["best"]["phenotype"] == "5" and s["limits"]["adaptive_limits"] == {"c": 2.0}
+    text = _inspect(finished_run)
+    assert "Top 10" in text and "Test set" in text
+
+
 # -- pictures -----------------------------------------------------------------------------
 
 def _is_png(path: Path, min_size: int = 5000) -> bool:

@@ -144,3 +144,31 @@ def test_bad_arguments():
     with pytest.raises(TypeError, match="Generator"):
         draw_seed(np.random.RandomState(0))          # type: ignore[arg-type]
     assert 0 <= draw_seed(rng) < 2**32
+
+
+def test_no_fold_is_ever_empty_on_tiny_or_skewed_label_matrices():
+    """Sechidis' rules alone left the validation part of 6-row sets empty for some label patterns
+    (issue 9: every candidate then failed); the largest fold now gives an empty one a row."""
+    rng = np.random.default_rng(0)
+    for trial in range(300):
+        n, q = int(rng.integers(2, 13)), int(rng.integers(1, 6))
+        Y = (rng.random((n, q)) < rng.random()).astype(np.int8)
+        learn, valid = holdout_split(Y, np.random.default_rng(trial))
+        assert len(learn) and len(valid) and len(learn) + len(valid) == n
+        if n >= 6:
+            folds = stratified_folds(Y, [1 / 6] * 6, np.random.default_rng(trial))
+            assert all(len(f) for f in folds) and sorted(np.concatenate(folds)) == list(range(n))
+
+
+def test_five_rows_that_sechidis_alone_left_without_a_validation_row():
+    Y5 = np.array([[0, 0, 0, 0, 1], [1, 0, 0, 0, 0], [0, 1, 0, 0, 0], [0, 0, 1, 0, 0], [0, 0, 1, 0, 0]])
+    learn, valid = holdout_split(Y5, np.random.default_rng(512))  # found by a search over random label sets
+    assert len(valid) == 1 and len(learn) == 4
+
+
+def test_filling_an_empty_fold_moves_the_row_with_the_fewest_labels():
+    from evaluation.splits import _fill_empty
+
+    Y = np.array([[1, 1], [0, 0], [1, 0], [0, 1]], dtype=np.int8)
+    folds = _fill_empty([np.array([0, 1, 2, 3]), np.array([], dtype=np.int64)], Y)
+    assert [f.tolist() for f in folds] == [[0, 2, 3], [1]]

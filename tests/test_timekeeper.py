@@ -1,4 +1,5 @@
-"""The time-keeper's rules: hard cap from the budget, the adaptive limit, probes, the final plan."""
+"""The time-keeper's rules: hard cap from the budget, the adaptive limit, probes, the final plan; and
+the final stage keeping to the budget (issue 9), with a fake engine and once with real workers."""
 from __future__ import annotations
 
 import pytest
@@ -107,13 +108,35 @@ def test_search_end_leaves_time_for_the_best_candidates():
     assert keeper.search_end() == pytest.approx(1000 - 180 - 150)
 
 
-def test_the_final_plan_takes_candidates_in_order_and_always_the_first():
+def test_a_short_budget_still_keeps_time_for_the_refit():
+    assert TimeKeeper(5).search_end() == pytest.approx(5 - tk.MIN_FINAL_RESERVE)  # not 85 % (0.75 s left)
+    assert TimeKeeper(3).search_end() == pytest.approx(tk.MIN_SEARCH_SHARE * 0.85 * 3)  # the search keeps half
+
+
+def test_the_final_plan_takes_candidates_in_order_within_the_refit_reserve():
     keeper = TimeKeeper(100, eval_timeout=100, workers=1)
     chosen, end = keeper.final_plan([10.0, 50.0, 2.0, 2.0], now=60.0)
     # refit reserve 1.5 x 10 = 15 s: the window is 60..85 s; 12 s for the first, the 60 s one does not fit
     assert chosen == [0, 2, 3] and end == pytest.approx(85.0)
+
+
+def test_no_re_evaluation_when_the_best_one_would_eat_the_refits_time():
+    keeper = TimeKeeper(100, eval_timeout=100, workers=1)
+    # the best needs 48 s to re-evaluate and 60 s to refit, with 20 s left: the refit gets them all,
+    # and the fast runner-up is not re-evaluated either (it could win without a fair comparison)
     chosen, end = keeper.final_plan([40.0, 1.0], now=80.0)
-    assert chosen == [0] and end == 100.0  # the best is started even when late, but the budget holds
+    assert chosen == [] and 80.0 <= end <= 100.0
+    assert keeper.final_plan([], now=99.0) == ([], 99.0)
+    late = keeper.final_plan([1.0, 1.0], now=200.0)  # past the budget (a resumed run): nothing, no negative time
+    assert late == ([], 200.0)
+
+
+def test_the_refit_gets_the_time_left_and_never_more():
+    keeper = TimeKeeper(30, eval_timeout=20)  # the old rule gave a failed candidate 1.25 x 20 s here
+    assert keeper.refit_timeout(4.5, None) == 4.5
+    assert keeper.refit_timeout(4.5, 2.0) == 4.5
+    assert keeper.refit_timeout(4.5, 6.0) is None  # measured 6 s on fewer rows: it cannot end in 4.5 s
+    assert keeper.refit_timeout(tk.MIN_REFIT_SECONDS - 0.1, None) is None and keeper.refit_timeout(-3.0, None) is None
 
 
 # -- the runtime screen --------------------------------------------------------------------------
@@ -162,3 +185,123 @@ def test_probes_and_the_first_candidates_are_never_skipped():
     assert len(skipped) == len(decisions) - 2 and all(d[0] == tk.FLOOR_SECONDS for d in skipped)
     fresh = TimeKeeper(3600)
     assert fresh.assign(algorithms={"PMCC"}) == (360.0, None)  # nothing learned yet: run it
+
+
+# -- the final stage keeps to the budget (issue 9) ----------------------------------------------
+
+@pytest.fixture
+def refits(monkeypatch):
+    """fit_final replaced by a recorder: (phenotype, its time limit) of every refit started."""
+    from evaluation.final import FinalFit
+
+    calls = []
+
+    def fake_fit(tree, grammar, X, Y, categorical_features=(), X_test=None, Y_test=None, limits=None,
+                 random_state=0):
+        calls.append((tree.phenotype, limits.timeout))
+        return FinalFit("ok", model={"phenotype": tree.phenotype})
+
+    monkeypatch.setattr("gp.search.finish.fit_final", fake_fit)
+    return calls
+
+
+def searched_loop(grammars, budget: float, left: float, **engine):
+    """A random search run with the fake engine, then its clock set to ``left`` seconds before the end."""
+    import time
+
+    from gp.search import RunConfig, make_method
+    from gp.search.loop import SearchLoop, SearchState
+    from gp.search.run import default_dataset
+
+    from .test_search import FakeEngine
+
+    config = RunConfig(method="random", batch_size=6, max_generations=3, budget_seconds=budget, eval_timeout=20,
+                       mode="generational", screening="off")
+    fake = FakeEngine(**engine)
+    train = default_dataset()
+    method = make_method(config, grammars["small"], train.meta)
+    loop = SearchLoop(config=config, grammar=grammars["small"], train=train, engine=fake,
+                      state=SearchState.initial(method, config, fake.workers))
+    loop.search()
+    loop.t0 = time.time() - (budget - left)
+    return loop, fake
+
+
+def test_candidates_that_all_failed_are_not_refit(grammars, refits):
+    """The hostile-user report: every candidate timed out, and the refit of three of them with
+    1.25 x the hard cap each turned a 30 s budget into 59 s."""
+    from gp.search.finish import finish
+
+    loop, _ = searched_loop(grammars, 30, 4.5, cost=lambda p: 1e9)
+    outcome = finish(loop)
+    assert refits == [] and outcome.winner is None
+    assert outcome.final["status"] == "every candidate failed" and outcome.final["overrun_seconds"] == 0.0
+
+
+def test_the_refit_gets_at_most_the_time_left(grammars, refits):
+    from gp.search.finish import finish
+
+    loop, _ = searched_loop(grammars, 600, 10.0)
+    outcome = finish(loop)
+    assert outcome.winner is not None and len(refits) == 1
+    assert 8.0 < refits[0][1] <= 10.0
+
+
+def test_no_time_left_means_no_refit_and_a_clear_status(grammars, refits):
+    from gp.search.finish import finish
+
+    loop, fake = searched_loop(grammars, 600, 1.5, cost=lambda p: 2.0)
+    searched = len(fake.calls)
+    outcome = finish(loop)
+    assert len(fake.calls) == searched  # no re-evaluation either: it would have eaten the refit's time
+    assert refits == [] and outcome.winner is None
+    assert outcome.final["status"] == "no model could be refit within the budget"
+    assert "1.5 s of the budget were left" in outcome.final["refit_failure"]
+    assert "took 2.0 s on the learning rows alone; give a larger --budget" in outcome.final["refit_failure"]
+
+
+def test_a_winner_too_slow_for_the_time_left_gives_way_to_a_faster_runner_up(grammars, refits):
+    from gp.search.finish import finish
+
+    slow = {}
+
+    def cost(phenotype):  # every other phenotype takes 6 s
+        return slow.setdefault(phenotype, 6.0 if len(slow) % 2 else 0.05)
+
+    loop, _ = searched_loop(grammars, 600, 4.0, cost=cost)
+    outcome = finish(loop)
+    ranked = [c.phenotype for c in loop.candidates()]
+    assert len(refits) == 1 and slow[refits[0][0]] == 0.05 and refits[0][1] <= 4.0
+    assert all(slow[p] == 6.0 for p in ranked[: ranked.index(refits[0][0])])  # the ones passed over were slow
+    assert outcome.winner.phenotype == refits[0][0]
+
+
+SLOW_GRAMMAR = """\
+# Every candidate is a large ML-BPNN trained for thousands of epochs: each one times out.
+<Start>        ::= <ML-BPNN> <pred_tshd>
+<ML-BPNN>      ::= BPNN <ne> <nhu_bpnn> <lr_bpnn> <m_bpnn>
+<ne>           ::= RANDOM-INT(5000, 10000)                       #@ type=int default=5000
+<nhu_bpnn>     ::= RANDOM-INT(max(1, round(0.8*M)), M)           #@ type=int default=10 sentinel
+<lr_bpnn>      ::= RANDOM-REAL(0.001, 0.1)                       #@ type=real default=0.1
+<m_bpnn>       ::= RANDOM-REAL(0.2, 0.8)                         #@ type=real default=0.1 sentinel
+<pred_tshd>    ::= PCut1                                         #@ type=cat default=PCut1
+"""
+
+
+def test_a_real_run_whose_every_candidate_times_out_keeps_to_its_budget(tmp_path):
+    """End to end with real worker processes: 10 s of budget, a 4 s cap, every candidate past it. The
+    old final stage refit two of them for 5 s each after the budget had run out (18 s in all)."""
+    import time
+
+    from gp.search import RunConfig, start
+    from gp.search.run import default_dataset, describe_data
+
+    grammar = tmp_path / "slow.bnf"
+    grammar.write_text(SLOW_GRAMMAR)
+    config = RunConfig(method="ggp", budget_seconds=10, eval_timeout=4, workers=1, screening=False)
+    data = describe_data(default_dataset(), None, None, None, None, "synthetic default")
+    t0 = time.monotonic()
+    outcome = start(config, grammar, data, write=False)
+    wall = time.monotonic() - t0
+    assert outcome.winner is None and outcome.final["status"] == "every candidate failed"
+    assert wall <= 10 + 1.5, f"{wall:.1f} s for a 10 s budget"

@@ -18,6 +18,34 @@ MODES = ("generational", "async")
 #: search, a fixed 180 s limit per candidate, no screening
 THESIS_SETTINGS = {"mode": "generational", "eval_timeout": 180.0, "adaptive_timeout": False, "screening": False}
 
+#: the smallest per-candidate memory limit. The limit counts what a candidate adds on top of its
+#: worker's starting memory (:mod:`evaluation.isolation`); below this not even a small model fits
+MIN_MEMORY_BYTES = 64 * 2 ** 20
+#: the longest budget and time limit accepted: a month. Longer values are typing mistakes, and
+#: unbounded ones (``1e400 s`` is infinite) overflow the clocks and timers they reach
+MAX_SECONDS = 30 * 86400.0
+#: the largest population or batch: the initial population is generated before the budget's clock
+#: can stop anything (100,000 trees take 30 s), and the thesis uses 80
+MAX_POPULATION = 10_000
+#: the most evaluation processes at a time: a fixed sanity bound (not the machine's, so that a run
+#: resumes anywhere); each is a forked process that may use --memory on top of its start
+MAX_WORKERS = 256
+#: seeds are handed to numpy and scikit-learn ``random_state``s, which take 32-bit values
+MAX_SEED = 2 ** 32 - 1
+
+
+def format_bytes(n: float) -> str:
+    """``n`` bytes for a message: 1 KB, 63.9 MB, 2 GB, 93,132,257 GB."""
+    for unit, size in (("GB", 2 ** 30), ("MB", 2 ** 20), ("KB", 2 ** 10)):
+        if n >= size:
+            return f"{n / size:,.3g} {unit}" if n < 1000 * size else f"{n / size:,.0f} {unit}"
+    return f"{n:.0f} bytes"
+
+
+#: the JSON types of a field's annotation, for :meth:`RunConfig.from_dict` (bool is not an int here)
+_JSON_TYPES = {"int": (int,), "float": (int, float), "bool": (bool,), "str": (str,), "None": (type(None),),
+               "tuple[int, ...]": (list, tuple)}
+
 
 @dataclass(frozen=True)
 class RunConfig:
@@ -89,12 +117,16 @@ class RunConfig:
 
         if self.method not in known_methods():
             p.append(f"method must be one of {', '.join(known_methods())}, got {self.method!r}")
-        if not self.budget_seconds > 0:
-            p.append(f"the budget must be positive, got {self.budget_seconds:g} s")
+        if not 0 < self.budget_seconds <= MAX_SECONDS:
+            p.append(f"the budget must be positive and at most {MAX_SECONDS / 86400:g} days, "
+                     f"got {self.budget_seconds:g} s")
         if not 0 < self.search_fraction <= 1:
             p.append(f"search_fraction must be in (0, 1], got {self.search_fraction}")
-        if self.eval_timeout is not None and not self.eval_timeout > 0:
-            p.append(f"the evaluation timeout must be positive, got {self.eval_timeout:g} s")
+        if self.eval_timeout is not None and not 0 < self.eval_timeout <= MAX_SECONDS:
+            p.append(f"the evaluation timeout must be positive and at most {MAX_SECONDS / 86400:g} days, "
+                     f"got {self.eval_timeout:g} s")
+        if not 0 <= self.seed <= MAX_SEED:
+            p.append(f"the seed must be between 0 and {MAX_SEED}, got {self.seed}")
         if self.mode is not None and self.mode not in MODES:
             p.append(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
         elif self.mode == "async" and self.method in known_methods():
@@ -106,16 +138,37 @@ class RunConfig:
             p.append(f"screening_eta must be at least 2, got {self.screening_eta}")
         if self.screening_rungs < 2:
             p.append(f"screening_rungs must be at least 2, got {self.screening_rungs}")
-        if self.memory_bytes < 64 * 2 ** 20:
-            p.append(f"the memory limit must be at least 64 MB, got {self.memory_bytes / 2**20:.0f} MB")
-        if self.workers is not None and self.workers < 1:
-            p.append(f"workers must be at least 1, got {self.workers}")
+        if self.memory_bytes < MIN_MEMORY_BYTES:
+            p.append(f"the memory limit must be at least {format_bytes(MIN_MEMORY_BYTES)} (what a candidate may "
+                     f"add to its worker's memory), got {format_bytes(self.memory_bytes)}")
+        if self.scheduler is not None:
+            from evaluation.engine import check_scheduler_address
+
+            try:
+                check_scheduler_address(self.scheduler)
+            except ValueError as exc:
+                p.append(str(exc))
+        if self.workers is not None and not 1 <= self.workers <= MAX_WORKERS:
+            p.append(f"workers must be between 1 and {MAX_WORKERS}, got {self.workers}")
+        for name in ("population", "batch_size"):
+            if getattr(self, name) > MAX_POPULATION:
+                p.append(f"{name} must be at most {MAX_POPULATION:,}, got {getattr(self, name):,}")
+        if self.species_size * len(self.species) > MAX_POPULATION:
+            p.append(f"species × species_size must be at most {MAX_POPULATION:,}, got "
+                     f"{self.species_size * len(self.species):,}")
         for name in ("population", "tournament_size", "species_size", "batch_size", "max_depth",
                      "final_candidates", "fidelity_steps", "screening_min_rows"):
             if getattr(self, name) < 1:
                 p.append(f"{name} must be at least 1, got {getattr(self, name)}")
-        if not 0 <= self.elitism < self.population:
-            p.append(f"elitism must be in [0, population), got {self.elitism}")
+        # elitism copies the best of a population (GGP) or of each species (spGGP) into the next generation;
+        # random and beam search have no population to keep anything of
+        group = {"ggp": ("population", self.population), "spggp": ("species_size", self.species_size)}
+        name, size = group.get(self.method, ("population", None))
+        if self.elitism < 0:
+            p.append(f"elitism must be at least 0, got {self.elitism}")
+        elif size is not None and self.elitism >= size:
+            p.append(f"{name} must be larger than elitism ({self.elitism}) for {self.method}: the best "
+                     f"{self.elitism} are copied into every generation, got {name} {size}")
         for name in ("crossover_rate", "mutation_rate", "inter_species_rate"):
             if not 0 <= getattr(self, name) <= 1:
                 p.append(f"{name} must be in [0, 1], got {getattr(self, name)}")
@@ -149,8 +202,16 @@ class RunConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> "RunConfig":
-        names = {f.name for f in dataclasses.fields(cls)}
-        kwargs = {k: v for k, v in d.items() if k in names}
+        """The config of a ``config.json``; ``ValueError`` naming every field of the wrong JSON type or value."""
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        kwargs = {k: v for k, v in d.items() if k in fields}
+        wrong = [f"{k} is {type(v).__name__} {v!r:.40}, not {fields[k].type}" for k, v in kwargs.items()
+                 if not isinstance(v, tuple(t for name in str(fields[k].type).split(" | ") for t in _JSON_TYPES[name]))
+                 or (isinstance(v, bool) and "bool" not in str(fields[k].type))]
+        if isinstance(kwargs.get("species"), (list, tuple)) and not all(type(s) is int for s in kwargs["species"]):
+            wrong.append(f"species holds something else than numbers: {kwargs['species']!r:.60}")
+        if wrong:
+            raise ValueError("; ".join(wrong))
         if "mode" not in d:  # a run directory written before the asynchronous mode existed
             kwargs.update(THESIS_SETTINGS, eval_timeout=d.get("eval_timeout", 180.0))
         if "species" in kwargs:

@@ -3,14 +3,17 @@
 The archive is re-evaluated on a fresh split (in :meth:`SearchLoop.choose`); the
 best re-evaluated candidate is refit on learning + validation data together and
 measured on the test set when one is given. If the winner fails at full size, the
-runner-up is tried (up to three candidates). The refit's time limit is the
-time-keeper's (:meth:`gp.search.timekeeper.TimeKeeper.refit_timeout`): the rest of the
-budget, but never less than 1.5× the candidate's measured time, so a slow winner may
-end a run a little late rather than without a model; ``final.json`` records any overrun.
+runner-up is tried (up to three refits). Only candidates that worked are refit: one
+whose re-evaluation failed, or that was not re-evaluated and never ended with a fitness
+in the search, would only fail again (issue 9: a run whose every candidate had failed
+refit three of them). The refit's time limit is the time-keeper's
+(:meth:`gp.search.timekeeper.TimeKeeper.refit_timeout`): the time left in the budget; a
+candidate that cannot finish in it is not started (a faster runner-up may be), so the
+run ends within its budget, and says so when no model could be refit in time.
+``final.json`` still records any overrun (the artefacts are written after the refit).
 """
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import joblib
@@ -24,18 +27,44 @@ from .rundir import BEST, FINAL
 REFIT_TRIES = 3
 
 
+def _status(loop: SearchLoop, pairs, usable, started: int, winner) -> str:
+    if winner is not None:
+        return "finished"
+    if not pairs:
+        counts = loop.state.counts
+        if not counts.get("evaluations"):
+            return "no candidate evaluated"
+        if counts.get("failed", 0) >= counts["evaluations"]:
+            return "every candidate failed"
+        return "no candidate was evaluated on all the learning rows within the budget"
+    if not usable:
+        if any(loop.worked(c) for c, _ in pairs):
+            return "every candidate failed its final re-evaluation"
+        return "every candidate failed"
+    return "no candidate could be refit" if started else "no model could be refit within the budget"
+
+
 def finish(loop: SearchLoop) -> SearchOutcome:
     cfg, st = loop.config, loop.state
     pairs = loop.choose()
-    usable = [(c, r) for c, r in pairs if r is None or r.ok]
+    usable = [(c, r) for c, r in pairs if (r.ok if r is not None else loop.worked(c))]
     archive = [{"phenotype": c.phenotype, "species": c.species, "search_fitness": c.score,
                 "final_fitness": None if r is None else r.fitness, "status": "not re-evaluated" if r is None
                 else r.status} for c, r in pairs]
-    winner, fit, chosen = None, None, None
+    winner, fit, chosen, failure, started = None, None, None, None, 0
     loop.observer.on_phase("refit", usable[0][0].phenotype if usable else "")
-    for cand, r in usable[:REFIT_TRIES]:
-        remaining = loop.t0 + cfg.budget_seconds - time.time()
-        timeout = loop.keeper.refit_timeout(remaining, r.wall_time if r is not None else None)
+    for cand, r in usable:
+        if started == REFIT_TRIES:
+            break
+        measured = r.wall_time if r is not None else st.walls.get(cand.phenotype, (None, None))[1]
+        remaining = cfg.budget_seconds - loop.now()
+        timeout = loop.keeper.refit_timeout(remaining, measured)
+        if timeout is None:  # it could not end in time; a faster runner-up still may
+            failure = (f"{max(remaining, 0.0):.1f} s of the budget were left"
+                       + (f", and {cand.phenotype!r} took {measured:.1f} s on the learning rows alone"
+                          if measured else "") + "; give a larger --budget")
+            continue
+        started += 1
         test = loop.test
         fit = fit_final(cand.tree, loop.grammar, loop.train.X, loop.train.Y, loop.train.categorical_features,
                         None if test is None else test.X, None if test is None else test.Y,
@@ -43,10 +72,10 @@ def finish(loop: SearchLoop) -> SearchOutcome:
         if fit.ok:
             winner, chosen = cand, r
             break
+        failure = f"{fit.status}: {fit.reason}"
     elapsed = loop.now()
     final = {
-        "status": "finished" if winner is not None else ("no candidate evaluated" if not pairs
-                                                           else "no candidate could be refit"),
+        "status": _status(loop, pairs, usable, started, winner),
         "method": cfg.method,
         "time": round(elapsed, 3),
         "overrun_seconds": round(max(0.0, elapsed - cfg.budget_seconds), 3),
@@ -59,7 +88,7 @@ def finish(loop: SearchLoop) -> SearchOutcome:
             "measures": fit.test_measures, "n_instances": int(loop.test.X.shape[0]),
             "source": loop.info.get("test_source", "test set")},
         "refit_time": None if fit is None else round(fit.wall_time, 3),
-        "refit_failure": None if fit is None or fit.ok else f"{fit.status}: {fit.reason}",
+        "refit_failure": None if winner is not None else failure,
         "counts": {**st.counts, "generations": st.generation},
         "mode": cfg.effective_mode,
         "limits": loop.keeper.summary(),

@@ -375,12 +375,19 @@ class SearchLoop:
                 out.append(ind)
         return out[: self.config.final_candidates]
 
+    def worked(self, ind: Individual) -> bool:
+        """Whether a candidate ended with a fitness in the search (a failure scores exactly 0; an ok
+        full-fidelity result also has its time in ``state.walls``)."""
+        return ind.score > 0 or ind.phenotype in self.state.walls
+
     def choose(self) -> list[tuple[Individual, EvaluationResult | None]]:
         """Re-evaluate the best candidates on a fresh full-fidelity split, in order of search fitness
         and as many as the time-keeper's plan allows (always the best); the candidates, best first."""
         cands = self.candidates()
         walls = [self.state.walls.get(c.phenotype, (None, None))[1] for c in cands]
-        chosen, end = self.keeper.final_plan(walls, self.now())
+        worth = [i for i, c in enumerate(cands) if self.worked(c)]  # a failure would only fail again
+        chosen, end = self.keeper.final_plan([walls[i] for i in worth], self.now())
+        chosen = [worth[j] for j in chosen]
         planned = [cands[i] for i in chosen]
         self.observer.on_phase("final", f"re-evaluating {len(planned)} of {len(cands)} candidates on a fresh split")
         split = self._final_view()

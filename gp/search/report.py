@@ -1,8 +1,9 @@
 """What a run directory says: ``python cli.py inspect runs/NAME`` and its Python twin.
 
 Why a separate reader: a run directory must be readable while the run is still going,
-after it was killed (no ``final.json``, a half-written last log line), and years later
-without the code that wrote it. So everything here is derived from the files of the
+after it was killed (no ``final.json``, a half-written last log line), with a damaged file
+(whatever is readable is shown, and what is not is named: :mod:`gp.search.health`), and years
+later without the code that wrote it. So everything here is derived from the files of the
 fixed run-directory schema alone — ``config.json``, ``evaluations.jsonl``,
 ``generations.jsonl``, ``final.json`` and ``best/`` — never from a checkpoint or live
 objects. :func:`summarise` gathers the numbers (for tests and the Python API);
@@ -23,6 +24,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from .health import as_dict, checkpoint_problem, clean_evaluation, finite, json_object
 from .rundir import read_jsonl
 
 __all__ = ["ReportError", "summarise", "render_inspect", "MEASURES", "RUN_FILES"]
@@ -50,37 +52,36 @@ class ReportError(ValueError):
 # -- reading ------------------------------------------------------------------------------
 
 
-def _read_json(path: Path) -> Optional[dict]:
-    """A JSON object from ``path``; None when missing or unreadable (e.g. half-written)."""
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return value if isinstance(value, dict) else None
+def _read_config(run: Path) -> tuple[dict, list[str]]:
+    """``config.json`` (or {} when it cannot be used) and what is wrong with the directory's files.
 
-
-def _load_config(run: Path) -> dict:
-    if not run.is_dir():
+    A directory is a run directory when it holds any of the run's files, so a run whose
+    ``config.json`` is lost or damaged is still reported from its logs."""
+    if not run.exists():
         raise ReportError(f"{run}: no such run directory")
-    cfg_path = run / "config.json"
-    if not cfg_path.is_file():
+    if not run.is_dir():
+        raise ReportError(f"{run}: not a directory (a run directory holds config.json, evaluations.jsonl, …)")
+    if not any((run / name).is_file() for name in ("config.json", "evaluations.jsonl", "final.json",
+                                                   "checkpoint.pkl")):
         raise ReportError(f"{run}: not a run directory (no config.json)")
-    config = _read_json(cfg_path)
+    config, problem = json_object(run / "config.json")
+    problems = []
     if config is None:
-        raise ReportError(f"{cfg_path}: not a valid JSON object")
-    return config
+        problems.append(f"config.json is {'missing' if problem is None else f'corrupted ({problem})'}: the run's "
+                        "settings are unknown and it cannot be resumed")
+    final, problem = json_object(run / "final.json")
+    if problem:
+        problems.append(f"final.json is corrupted ({problem}): the run's final results are unknown")
+    problem = checkpoint_problem(run / "checkpoint.pkl")
+    if problem and final is None:
+        problems.append(f"checkpoint.pkl is corrupted ({problem}): the run cannot be resumed")
+    return config or {}, problems
 
 
 # -- small helpers ------------------------------------------------------------------------
 
 
-def _finite(value: Any) -> Optional[float]:
-    """``value`` as a finite float, or None."""
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        return None
-    return x if math.isfinite(x) else None
+_finite = finite
 
 
 def _is_ok(rec: dict) -> bool:
@@ -120,7 +121,7 @@ def _top(evaluations: Sequence[dict], n: int = TOP_N) -> list[dict]:
         key = str(rec.get("phenotype", ""))
         if key not in best or float(rec["fitness"]) > float(best[key]["fitness"]):
             best[key] = rec
-    ranked = sorted(best.values(), key=lambda r: (-float(r["fitness"]), r.get("n", 0)))[:n]
+    ranked = sorted(best.values(), key=lambda r: (-float(r["fitness"]), r.get("n") or 0))[:n]
     return [{"rank": i, "phenotype": r.get("phenotype", ""), "fitness": float(r["fitness"]),
              "measures": dict(r.get("measures") or {}), "fit_time": _finite(r.get("fit_time")),
              "generation": r.get("generation"), "species": r.get("species"), "n": r.get("n")}
@@ -164,8 +165,9 @@ def _counts(final: Optional[dict], evaluations: Sequence[dict], generations: Seq
                "failed": sum(r.get("status") != "ok" for r in evaluations),
                "cached": int(sum(_finite(g.get("cached")) or 0 for g in generations)),
                "generations": len(generations)}
-    recorded = (final or {}).get("counts") or {}
-    counts = {k: int(recorded[k]) if _finite(recorded.get(k)) is not None else v for k, v in derived.items()}
+    recorded = as_dict(as_dict(final).get("counts"))
+    counts = {k: int(_finite(recorded.get(k))) if _finite(recorded.get(k)) is not None else v
+              for k, v in derived.items()}
     elapsed = _elapsed(final, evaluations, generations)
     counts["elapsed_seconds"] = elapsed
     counts["evaluations_per_minute"] = counts["evaluations"] / (elapsed / 60.0) if elapsed else None
@@ -175,8 +177,8 @@ def _counts(final: Optional[dict], evaluations: Sequence[dict], generations: Seq
 def _best(final: Optional[dict], top: Sequence[dict]) -> Optional[dict]:
     winner = (final or {}).get("winner")
     if isinstance(winner, dict) and winner.get("phenotype"):
-        return {"phenotype": winner["phenotype"], "fitness": _finite(winner.get("valid_fitness")),
-                "measures": dict(winner.get("valid_measures") or {}), "species": winner.get("species"),
+        return {"phenotype": str(winner["phenotype"]), "fitness": _finite(winner.get("valid_fitness")),
+                "measures": as_dict(winner.get("valid_measures")), "species": winner.get("species"),
                 "source": "final.json"}
     if top:
         t = top[0]
@@ -185,19 +187,21 @@ def _best(final: Optional[dict], top: Sequence[dict]) -> Optional[dict]:
     return None
 
 
-def _status(run: Path, final: Optional[dict], generations: Sequence[dict]) -> dict:
+def _status(run: Path, final: Optional[dict], generations: Sequence[dict], resumable: bool) -> dict:
     last = generations[-1].get("generation") if generations else None
     if final is not None and final.get("status") == "finished":
         return {"state": "finished", "last_generation": last, "resume": None}
+    if (run / "final.json").exists():
+        return {"state": "damaged", "last_generation": last, "resume": None}
     return {"state": "interrupted", "last_generation": last,
-            "resume": f"python cli.py evolve --resume {run}"}
+            "resume": f"python cli.py evolve --resume {run}" if resumable else None}
 
 
 def _limits(config: dict, evaluations: Sequence[dict], final: Optional[dict]) -> dict:
     """Time limits: the hard cap, and how many candidates the adaptive limit stopped and what that saved."""
     from .timekeeper import TimeKeeper
 
-    cfg = dict(config.get("config") or {})
+    cfg = as_dict(config.get("config"))
     recorded = (final or {}).get("limits") if isinstance((final or {}).get("limits"), dict) else {}
     hard = _finite(recorded.get("hard_cap"))
     if hard is None:
@@ -209,7 +213,8 @@ def _limits(config: dict, evaluations: Sequence[dict], final: Optional[dict]) ->
             "skipped": sum(1 for r in evaluations if r.get("status") == "skipped"),
             "capped": len(capped),
             "saved_seconds": sum(max(hard - (_finite(r.get("limit")) or hard), 0.0) for r in capped),
-            "adaptive_limits": dict(recorded.get("adaptive_limits") or {})}
+            "adaptive_limits": {str(k): _finite(v) for k, v in as_dict(recorded.get("adaptive_limits")).items()
+                                if _finite(v) is not None}}
 
 
 def _screening(evaluations: Sequence[dict], final: Optional[dict]) -> Optional[str]:
@@ -221,7 +226,8 @@ def _screening(evaluations: Sequence[dict], final: Optional[dict]) -> Optional[s
         rows = sc.get("learning_rows")
         return "off for this data" + ("" if rows is None else
                                       f" (1/{sc.get('eta')} of {rows} learning rows is under {sc.get('min_rows')})")
-    fractions = ", ".join(f"{100 * f:.0f} %" for f in sc.get("fractions") or [])
+    fractions = ", ".join(f"{100 * _finite(f):.0f} %" for f in sc.get("fractions") or [] if _finite(f) is not None) \
+        if isinstance(sc.get("fractions"), list) else "?"
     screened = sum(1 for r in evaluations if r.get("phase") == "search" and (r.get("level") or 0) < 0)
     full = sum(1 for r in evaluations if r.get("phase") == "search" and r.get("level") == 0)
     return f"rungs at {fractions} of the learning rows: {screened} screened fits, {full} at full fidelity"
@@ -230,8 +236,10 @@ def _screening(evaluations: Sequence[dict], final: Optional[dict]) -> Optional[s
 def summarise(run_dir: PathLike) -> dict:
     """Everything ``inspect`` shows, as plain data.
 
-    Keys: ``run_dir``, ``method``, ``grammar``, ``data``, ``config``, ``versions``, ``argv``,
-    ``started``, ``status`` ({state: finished|interrupted, last_generation, resume}),
+    Keys: ``run_dir``, ``problems`` (one line per damaged file: which, why, what it costs),
+    ``method``, ``grammar``, ``data``, ``config``, ``versions``, ``argv``, ``started``,
+    ``status`` ({state: finished|interrupted|damaged, last_generation, resume (None when the
+    run cannot be resumed)}),
     ``best`` (phenotype, fitness, measures, species, source; or None), ``top`` (up to 10
     distinct search-phase phenotypes, best first), ``failures`` ([{status, reason, count}],
     up to 10), ``counts`` (evaluations, failed, cached, generations, elapsed_seconds,
@@ -239,33 +247,36 @@ def summarise(run_dir: PathLike) -> dict:
     adaptive_limits), ``work`` (final.json's worker utilisation block or None), ``species`` ({id: {evaluations, failures, best_fitness,
     mean_fitness, best_phenotype}}, empty for unspeciated runs), ``test`` (final.json's
     test block or None) and ``files`` (relative name → path, existing files only).
-    Raises :class:`ReportError` when ``run_dir`` is not a run directory.
+    Raises :class:`ReportError` when ``run_dir`` is not a run directory; damaged files are not
+    errors: the summary holds whatever is readable, and ``problems`` says what is not.
     """
     run = Path(run_dir)
-    config = _load_config(run)
-    evaluations = read_jsonl(run / "evaluations.jsonl")
+    config, problems = _read_config(run)
+    evaluations = [clean_evaluation(r) for r in read_jsonl(run / "evaluations.jsonl")]
     generations = read_jsonl(run / "generations.jsonl")
-    final = _read_json(run / "final.json")
+    final, _ = json_object(run / "final.json")
     top = _top(evaluations)
+    work = as_dict(as_dict(final).get("work"))
     return {
         "run_dir": str(run),
+        "problems": problems,
         "method": config.get("method"),
         "grammar": config.get("grammar"),
-        "data": dict(config.get("data") or {}),
-        "config": dict(config.get("config") or {}),
-        "versions": dict(config.get("versions") or {}),
-        "argv": list(config.get("argv") or []),
+        "data": as_dict(config.get("data")),
+        "config": as_dict(config.get("config")),
+        "versions": as_dict(config.get("versions")),
+        "argv": list(config["argv"]) if isinstance(config.get("argv"), list) else [],
         "started": config.get("started"),
-        "status": _status(run, final, generations),
+        "status": _status(run, final, generations, resumable=not problems),
         "best": _best(final, top),
         "top": top,
         "failures": _failures(evaluations),
         "counts": _counts(final, evaluations, generations),
         "limits": _limits(config, evaluations, final),
-        "work": (final or {}).get("work") if isinstance((final or {}).get("work"), dict) else None,
+        "work": {**work, **{k: _finite(work.get(k)) for k in ("utilisation", "useful_work")}} if work else None,
         "screening": _screening(evaluations, final),
         "species": _species_stats(evaluations),
-        "test": (final or {}).get("test") if isinstance((final or {}).get("test"), dict) else None,
+        "test": as_dict(as_dict(final).get("test")) or None,
         "files": {name: str(run / name) for name in RUN_FILES if (run / name).is_file()},
     }
 
@@ -292,7 +303,8 @@ def _data_line(data: dict) -> str:
 
 def _config_rows(s: dict) -> list[tuple[str, str]]:
     cfg = s["config"]
-    rows = [("method", str(s["method"])), ("grammar", str(s["grammar"])), ("data", _data_line(s["data"]))]
+    rows = [("method", str(s["method"] or "unknown")), ("grammar", str(s["grammar"] or "unknown")),
+            ("data", _data_line(s["data"]) if s["data"] else "unknown")]
     rows += [(key, str(cfg[key])) for key in _MAIN_SETTINGS if key in cfg]
     others = ", ".join(f"{k}={v}" for k, v in cfg.items() if k not in _MAIN_SETTINGS)
     if others:
@@ -308,8 +320,12 @@ def _status_text(s: dict) -> str:
     st = s["status"]
     if st["state"] == "finished":
         return "[green]finished[/green]"
-    where = (f"at generation {st['last_generation']}" if st["last_generation"] is not None
+    if st["state"] == "damaged":
+        return "[red]unknown (final.json is damaged)[/red]"
+    where = (f"at generation {escape(str(st['last_generation']))}" if st["last_generation"] is not None
              else "before the first generation finished")
+    if st["resume"] is None:
+        return f"[yellow]interrupted {where}[/yellow]; it cannot be resumed (see above): start a fresh run"
     return f"[yellow]interrupted {where}[/yellow]\n  resume with: [bold]{escape(st['resume'])}[/bold]"
 
 
@@ -325,8 +341,11 @@ def _render_best(s: dict, run: Path, console: Console) -> None:
     console.print(Text(f"  {measures}"))
     console.print(Text(f"  phenotype: {best['phenotype']}"), overflow="fold")
     tree_file = run / "best" / "tree.txt"
-    if tree_file.is_file():
+    try:
         tree = tree_file.read_text(encoding="utf-8", errors="replace").rstrip("\n")
+    except OSError:
+        tree = None
+    if tree is not None:
         console.print(Text("\n".join("    " + line for line in tree.splitlines())))
     else:
         console.print("  tree: none yet (best/tree.txt is written when the run finishes)")
@@ -411,7 +430,7 @@ def _species_table(s: dict) -> Table:
 
 def _test_rows(test: dict) -> list[tuple[str, str]]:
     rows = [("source", str(test.get("source", "?"))), ("instances", str(test.get("n_instances", "?")))]
-    measures = test.get("measures") or {}
+    measures = as_dict(test.get("measures"))
     rows += [(name, _fmt(value)) for name, value in measures.items()]
     return rows
 
@@ -419,11 +438,13 @@ def _test_rows(test: dict) -> list[tuple[str, str]]:
 def render_inspect(run_dir: PathLike, console: Console) -> None:
     """Print the report of a run directory on a ``rich.console.Console``.
 
-    Raises :class:`ReportError` when ``run_dir`` is missing or has no ``config.json``.
+    Raises :class:`ReportError` when ``run_dir`` is missing or holds none of a run's files.
     """
     s = summarise(run_dir)
     run = Path(run_dir)
     console.print(f"[bold]Run {escape(str(run))}[/bold]", highlight=False)
+    for problem in s["problems"]:
+        console.print(Text(f"damaged: {problem}", style="red"))
     console.print(_kv_table("Configuration", _config_rows(s)))
     console.print(f"\n[bold]Status:[/bold] {_status_text(s)}", highlight=False)
     _render_best(s, run, console)

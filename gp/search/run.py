@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
-import pickle
 import sys
 import time
 from dataclasses import dataclass, field
@@ -18,7 +17,9 @@ import numpy as np
 
 from evaluation.data import Dataset, from_arrays, load_dataset, load_split
 from evaluation.engine import make_engine
+from evaluation.fidelity import FidelitySchedule
 from evaluation.isolation import Limits
+from evaluation.learnable import check_fold_rows, check_learnable
 from evaluation.splits import kfold_splits
 from gp.bnf_parser import load_grammar
 from gp.errors import DataError
@@ -29,7 +30,7 @@ from .finish import finish
 from .loop import SearchLoop, SearchOutcome, SearchState
 from .method import make_method
 from .observer import SearchObserver
-from .rundir import FINAL, RunDirectory, default_run_name, library_versions
+from .rundir import CHECKPOINT, CONFIG, EVALUATIONS, FINAL, RunDirectory, default_run_name, library_versions
 
 #: ``--fold k`` uses this split seed, so that every method and seed sees the same folds
 FOLD_SEED = 0
@@ -74,8 +75,7 @@ def load_run_data(data: str | Path | None = None, test: str | Path | None = None
         return describe_data(train, None, data, None, None, name)
     if not 1 <= fold <= N_FOLDS:
         raise RunError(f"--fold must be between 1 and {N_FOLDS}, got {fold}")
-    if train.n_instances < 2 * N_FOLDS:
-        raise RunError(f"{train.n_instances} instances are too few for {N_FOLDS} folds")
+    check_fold_rows(train, N_FOLDS)
     learn, held_out = kfold_splits(train.Y, N_FOLDS, np.random.default_rng(FOLD_SEED))[fold - 1]
     return describe_data(train.subset(learn), train.subset(held_out), data, None, fold, name)
 
@@ -104,11 +104,22 @@ def _test_source(desc: dict) -> str | None:
     return None
 
 
+def check_run_data(config: RunConfig, data: RunData) -> list[str]:
+    """Refuse (DataError) training data this run cannot learn from; its warnings otherwise
+    (the rules: :mod:`evaluation.learnable`)."""
+    fold = data.description.get("fold")
+    return check_learnable(data.train, schedule=FidelitySchedule(config.fidelity, config.fidelity_steps),
+                           what="the training data" if fold is None else f"the training part of fold {fold}")
+
+
 def start(config: RunConfig, grammar: str | Path | Grammar, data: RunData, out: str | Path | None = None,
           observers: list[SearchObserver] = (), argv: list[str] | None = None, write: bool = True) -> SearchOutcome:
-    """Run a search from scratch. ``out`` None: a timestamped folder under ``runs/`` (unless ``write`` is False)."""
+    """Run a search from scratch. ``out`` None: a timestamped folder under ``runs/`` (unless ``write`` is False).
+
+    The run directory is locked while the search runs (:mod:`gp.search.lock`)."""
     g = grammar if isinstance(grammar, Grammar) else load_grammar(grammar)
     config = config.replace(mode=config.effective_mode)  # config.json says which mode ran
+    data_warnings = check_run_data(config, data)  # before a run directory exists: a refusal leaves none
     run = None
     if write:
         run = RunDirectory(out or Path("runs") / default_run_name(config.method))
@@ -116,26 +127,89 @@ def start(config: RunConfig, grammar: str | Path | Grammar, data: RunData, out: 
             "method": config.method, "config": config.to_dict(),
             "grammar": str(Path(g.path).resolve()) if Path(g.path).exists() else g.path,
             "grammar_sha256": _sha256(g.path) if Path(g.path).exists() else None,
-            "data": data.description, "versions": library_versions(),
+            "data": {**data.description, "warnings": data_warnings}, "versions": library_versions(),
             "argv": list(argv) if argv is not None else sys.argv, "started": _dt.datetime.now().isoformat(),
         })
-    method = make_method(config, g, data.train.meta)
-    state = SearchState.initial(method, config, config.worker_count)
-    return run_loop(config, g, data, state, run, observers)
+    try:
+        method = make_method(config, g, data.train.meta)
+        state = SearchState.initial(method, config, config.worker_count)
+        return run_loop(config, g, data, state, run, observers)
+    finally:
+        if run is not None:
+            run.release()
+
+
+def _text(value, *, optional: bool = False) -> bool:
+    return (optional and value is None) or (isinstance(value, str) and value != "" and "\0" not in value)
+
+
+def _run_record(run: RunDirectory) -> tuple[dict, RunConfig]:
+    """``config.json`` checked field by field, so that a damaged one is reported as such."""
+    record = run.config()
+    if not isinstance(record.get("config"), dict):
+        raise run.damaged(CONFIG, 'no "config" object with the run\'s settings')
+    try:
+        config = RunConfig.from_dict(record["config"])
+    except (TypeError, ValueError) as exc:
+        raise run.damaged(CONFIG, f"settings: {exc}") from None
+    desc = record.get("data")
+    problems = [] if _text(record.get("grammar")) else ['"grammar" is not a file name']
+    if not _text(record.get("grammar_sha256"), optional=True):
+        problems.append('"grammar_sha256" is not a hash')
+    if not isinstance(desc, dict):
+        problems.append('no "data" object')
+    else:
+        problems += [f'"data.{k}" is not a file name' for k in ("path", "test")
+                     if not _text(desc.get(k), optional=True)]
+        fold = desc.get("fold")
+        if fold is not None and (type(fold) is not int or not 1 <= fold <= N_FOLDS):
+            problems.append(f'"data.fold" is not a fold number 1..{N_FOLDS}')
+    if problems:
+        raise run.damaged(CONFIG, "; ".join(problems))
+    return record, config
+
+
+def _well_formed(record: dict) -> bool:
+    """An evaluation record as the loop writes it (a hand-edited or damaged one is not served back)."""
+    number = (int, float)
+    measures = record.get("measures") or {}
+    return (type(record.get("n")) is int and record["n"] >= 0
+            and all(isinstance(record.get(k), str) for k in ("split", "phenotype", "status"))
+            and isinstance(record.get("reason", ""), str) and isinstance(record.get("fitness"), number)
+            and isinstance(measures, dict) and all(isinstance(v, number) for v in measures.values())
+            and all(isinstance(record.get(k) or 0, number) for k in ("time", "fit_time", "predict_time",
+                                                                     "wall_time", "limit")))
 
 
 def resume(path: str | Path, observers: list[SearchObserver] = (), workers: int | None = None,
            scheduler: str | None = None) -> SearchOutcome:
-    """Continue an interrupted run from its directory (a kill -9 included)."""
+    """Continue an interrupted run from its directory (a kill -9 included), locked while it runs."""
     run = RunDirectory(path)
+    if not run.path.is_dir():
+        raise RunError(f"{path} is not a run directory (" + ("a file" if run.path.exists() else "no such directory")
+                       + ")")
     if not run.exists:
         raise RunError(f"{path} is not a run directory (no config.json)")
     if (run.path / FINAL).exists():
         raise RunError(f"{path} has already finished; inspect it with `python cli.py inspect {path}`")
-    record = run.config()
-    config = RunConfig.from_dict(record["config"])
+    try:
+        run.lock()
+    except OSError as exc:
+        raise RunError(f"cannot lock {path} for this process: {exc.strerror or exc}") from None
+    try:
+        return _resume(run, observers, workers, scheduler)
+    finally:
+        run.release()
+
+
+def _resume(run: RunDirectory, observers, workers: int | None, scheduler: str | None) -> SearchOutcome:
+    path = run.path
+    record, config = _run_record(run)
     if workers is not None or scheduler is not None:  # the machine may differ; the search does not
-        config = config.replace(workers=workers or config.workers, scheduler=scheduler)
+        try:
+            config = config.replace(workers=workers or config.workers, scheduler=scheduler)
+        except ValueError as exc:
+            raise RunError(str(exc)) from None
     grammar_path = record["grammar"]
     if not Path(grammar_path).exists():
         raise RunError(f"the run's grammar {grammar_path} no longer exists")
@@ -149,10 +223,9 @@ def resume(path: str | Path, observers: list[SearchObserver] = (), workers: int 
         raise RunError(f"cannot reload the run's data: {exc}") from None
     data.description = desc
     grammar = load_grammar(grammar_path)
-    try:
-        state: SearchState | None = run.load_checkpoint()
-    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError) as exc:
-        raise RunError(f"{path}: the checkpoint cannot be read ({type(exc).__name__}: {exc})") from None
+    state = run.load_checkpoint()
+    if state is not None and not isinstance(state, SearchState):
+        raise run.damaged(CHECKPOINT, f"it holds a {type(state).__name__}, not a search state")
     if state is not None and not hasattr(state, "keeper"):
         raise RunError(f"{path} was written by an older version of ggp-automl and cannot be resumed by this one; "
                        "start a new run")
@@ -161,12 +234,16 @@ def resume(path: str | Path, observers: list[SearchObserver] = (), workers: int 
     else:
         state.method.config = config
         state.method.attach(grammar, data.train.meta)
-    run.repair("evaluations.jsonl")
+    run.repair(EVALUATIONS)
     run.truncate_generations(state.generations_logged)
     logged = run.evaluations()
-    restored = [r for r in logged if r.get("n", -1) >= state.logged]
-    used = max([state.elapsed] + [float(r.get("time", 0.0)) for r in restored])
-    state.logged = max([state.logged] + [int(r["n"]) + 1 for r in logged if "n" in r])
+    usable = [r for r in logged if _well_formed(r)]
+    if len(usable) < len(logged):
+        print(f"warning: {path / EVALUATIONS}: {len(logged) - len(usable)} damaged record(s) skipped; those "
+              "evaluations run again", file=sys.stderr)
+    restored = [r for r in usable if r["n"] >= state.logged]
+    used = max([state.elapsed] + [float(r.get("time") or 0.0) for r in restored])
+    state.logged = max([state.logged] + [r["n"] + 1 for r in usable])
     return run_loop(config, grammar, data, state, run, observers, restored=restored, used=used)
 
 

@@ -6,6 +6,11 @@ per finished evaluation, appended and flushed as it finishes), ``generations.jso
 temporary file, fsync'ed and renamed, so a kill at any moment leaves either the old
 or the new checkpoint, never a torn one), ``final.json`` and the ``best/`` folder.
 The file formats are documented in ``gp/search/README.md``.
+
+A process that writes a run directory owns it: ``.lock`` is locked while it runs
+(:mod:`gp.search.lock`), so two processes never append to one log. A file that cannot
+be read back is reported by name, with what can still be done (``inspect`` reads what
+is left; a fresh run always works), never as a traceback: :meth:`RunDirectory.damaged`.
 """
 from __future__ import annotations
 
@@ -17,6 +22,9 @@ import platform
 import sys
 from pathlib import Path
 from typing import Any
+
+from .health import checkpoint_problem, json_object
+from .lock import LOCK_NAME, RunLock
 
 CONFIG, EVALUATIONS, GENERATIONS, CHECKPOINT, FINAL, BEST = (
     "config.json", "evaluations.jsonl", "generations.jsonl", "checkpoint.pkl", "final.json", "best")
@@ -92,25 +100,79 @@ def read_jsonl(path: str | Path) -> list[dict]:
     return records
 
 
+class RunDirectoryError(ValueError):
+    """A run directory, or a file in it, that cannot be used; the message says which file, why,
+    and what can still be done (the CLI exits 1)."""
+
+
+def _os_reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
 class RunDirectory:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self._files: dict[str, Any] = {}
+        self._lock = RunLock(self.path)
 
-    # -- creation ----------------------------------------------------------------
-    def create(self, config_record: dict, *, allow_existing: bool = False) -> None:
-        if self.path.exists() and any(self.path.iterdir()) and not allow_existing:
-            raise FileExistsError(f"{self.path} already holds a run; choose another --out, or continue it with "
-                                  f"--resume {self.path}")
-        (self.path / BEST).mkdir(parents=True, exist_ok=True)
-        _atomic_write(self.path / CONFIG, json.dumps(config_record, indent=2, default=_json_default).encode())
+    # -- creation and ownership ----------------------------------------------------
+    def _contents(self) -> list[str]:
+        return sorted(p.name for p in self.path.iterdir() if p.name != LOCK_NAME)
+
+    def create(self, config_record: dict) -> None:
+        """Make the directory, take its lock, write ``config.json``; a directory that holds anything
+        (a run, or files of something else) is refused, so nothing is ever overwritten."""
+        where = self.path
+        if where.exists() and not where.is_dir():
+            raise RunDirectoryError(f"{where} is a file, not a directory; choose another --out")
+        try:
+            if where.is_dir() and self._contents() and not (where / LOCK_NAME).exists() \
+                    and not (where / CONFIG).exists():
+                raise RunDirectoryError(f"{where} is not empty and holds no run; choose a new or empty directory "
+                                        "for --out")
+            where.mkdir(parents=True, exist_ok=True)
+            self.lock()
+        except OSError as exc:
+            raise RunDirectoryError(f"cannot create the run directory {where}: {_os_reason(exc)}; choose another "
+                                    "--out") from None
+        try:
+            if self._contents():
+                raise RunDirectoryError(f"{where} already holds a run; choose another --out, or continue it with "
+                                        f"`python cli.py evolve --resume {where}`")
+            (where / BEST).mkdir(exist_ok=True)
+            _atomic_write(where / CONFIG, json.dumps(config_record, indent=2, default=_json_default).encode())
+        except BaseException:
+            self.release()
+            raise
+
+    def lock(self) -> None:
+        """Own the directory until :meth:`release` (or the process ends); :class:`~gp.search.lock.DirectoryInUse`
+        when another process owns it."""
+        self._lock.acquire()
+
+    def release(self) -> None:
+        self.close()
+        self._lock.release()
 
     @property
     def exists(self) -> bool:
         return (self.path / CONFIG).exists()
 
+    def damaged(self, name: str, reason: str, consequence: str = "the run cannot be resumed") -> RunDirectoryError:
+        """The error for a file of this directory that cannot be read back, with what can still be done."""
+        n = len(self.evaluations())
+        logged = f"the {n} evaluation{'s' if n != 1 else ''} logged" if n else "what is left"
+        return RunDirectoryError(f"{self.path / name} is corrupted ({reason}): {consequence}; "
+                                 f"`python cli.py inspect {self.path}` shows {logged}, or start a fresh run")
+
     def config(self) -> dict:
-        return json.loads((self.path / CONFIG).read_text(encoding="utf-8"))
+        """``config.json`` as a JSON object (its fields are checked by whoever uses them)."""
+        record, problem = json_object(self.path / CONFIG)
+        if problem:
+            raise self.damaged(CONFIG, problem)
+        if record is None:
+            raise RunDirectoryError(f"{self.path} is not a run directory (no {CONFIG})")
+        return record
 
     # -- append-only logs ----------------------------------------------------------
     def _append(self, name: str, record: dict) -> None:
@@ -157,11 +219,18 @@ class RunDirectory:
         _atomic_write(self.path / CHECKPOINT, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
 
     def load_checkpoint(self) -> Any | None:
+        """The unpickled checkpoint; None when there is none yet. A file that is not a pickle of a search
+        state, or that unpickling fails on (a damaged pickle fails in many ways), is reported as damaged."""
         p = self.path / CHECKPOINT
+        problem = checkpoint_problem(p)
+        if problem:
+            raise self.damaged(CHECKPOINT, problem)
         if not p.exists():
             return None
-        with open(p, "rb") as f:
-            return pickle.load(f)
+        try:
+            return pickle.loads(p.read_bytes())
+        except Exception as exc:  # noqa: BLE001 - see the docstring
+            raise self.damaged(CHECKPOINT, f"unreadable pickle: {type(exc).__name__}: {str(exc)[:200]}") from None
 
     # -- results -------------------------------------------------------------------
     def write_json(self, name: str, record: dict) -> None:

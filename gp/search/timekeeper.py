@@ -42,12 +42,17 @@ again and again is not started at all (:mod:`gp.search.runtime`); probes never a
 
 **The end of the search** (:meth:`TimeKeeper.search_end`): at ``search_fraction`` (85 %) of
 the budget, or earlier when the best candidates are so slow that re-evaluating them and
-refitting the best needs more than the remaining 15 %; never before half of the 85 %.
-**The final stage** (:meth:`TimeKeeper.final_plan`) re-evaluates the candidates in order of
-search fitness, as many as their measured times allow before the refit's reserve, always the
-first one; the refit (:meth:`TimeKeeper.refit_timeout`) gets the rest of the budget but at
-least :data:`REFIT_FACTOR` × the winner's measured time, so a slow winner ends a run a little
-late rather than without a model (``final.json`` records any overrun).
+refitting the best needs more than the remaining 15 % (or than :data:`MIN_FINAL_RESERVE`);
+never before half of the 85 %.
+**The final stage never starts work that cannot end before the budget does** (issue 9: a run
+whose candidates had all failed refit one with 1.25 × the hard cap and took 59 s of a 30 s
+budget). :meth:`TimeKeeper.final_plan` re-evaluates the candidates in order of search fitness,
+as many as their measured times allow before the refit's reserve; when not even the best one
+fits, none is re-evaluated and the search's best goes straight to the refit, because a model
+that was not re-evaluated beats no model. The refit (:meth:`TimeKeeper.refit_timeout`) gets
+the time left, and is not started when that is less than the candidate's measured time (it
+fits more rows than it was measured on, so it could not end) or than :data:`MIN_REFIT_SECONDS`;
+the run then says that no model could be refit within the budget.
 """
 from __future__ import annotations
 
@@ -78,8 +83,14 @@ REEVAL_MARGIN = 1.2
 REFIT_FACTOR = 1.5
 #: the search always gets at least this share of its planned time
 MIN_SEARCH_SHARE = 0.5
-#: the fewest seconds a final re-evaluation or refit is given
+#: the fewest seconds a final re-evaluation or refit is planned at
 MIN_FINAL_SECONDS = 5.0
+#: a refit is not started with less time left than this (a process start and a pickled model
+#: coming back take a few tenths of a second)
+MIN_REFIT_SECONDS = 0.5
+#: the final stage keeps at least this many seconds, so that a short budget (15 % of 5 s is
+#: 0.75 s) still leaves time to refit a fast winner
+MIN_FINAL_RESERVE = 2.0
 
 
 class TimeKeeper:
@@ -196,7 +207,7 @@ class TimeKeeper:
 
     def search_end(self) -> float:
         """Budget seconds at which the search stops."""
-        reserve = max(self.budget - self.search_seconds, self.final_need())
+        reserve = max(self.budget - self.search_seconds, self.final_need(), MIN_FINAL_RESERVE)
         return max(self.budget - reserve, MIN_SEARCH_SHARE * self.search_seconds)
 
     def refit_reserve(self, wall_time: float) -> float:
@@ -206,20 +217,20 @@ class TimeKeeper:
         """Which candidates (given best first, with their measured times) to re-evaluate, and the
         deadline (budget seconds) of the re-evaluation: list scheduling on the workers in order
         of search fitness, a candidate kept only if it is planned to end before the refit's
-        reserve — except the first, which is always started, with a deadline that may reach into
-        the refit's reserve but never past the budget."""
-        if not walls:
-            return [], now
-        end = self.budget - self.refit_reserve(walls[0] or 0.0)
+        reserve. When the first does not fit, none is chosen: re-evaluating only the runners-up
+        could crown one of them over the search's best without a fair comparison."""
+        end = max(self.budget - self.refit_reserve((walls[0] if walls else None) or 0.0), now)
         free = [now] * max(self.workers, 1)
-        chosen = []
+        chosen: list[int] = []
         for i, wall in enumerate(walls):
             need = max(REEVAL_MARGIN * (wall if wall is not None else self.hard_cap), 1.0)
             k = int(np.argmin(free))
-            if i == 0 or free[k] + need <= end:
+            if free[k] + need <= end:
                 chosen.append(i)
                 free[k] += need
-        return chosen, min(max(end, now + REEVAL_MARGIN * (walls[0] or 0.0) + 1.0), self.budget)
+            elif i == 0:
+                break
+        return chosen, end
 
     def reevaluation_limit(self, wall: float | None) -> float:
         """A final re-evaluation's own limit: twice its measured time (the split is new), within the hard cap."""
@@ -227,7 +238,10 @@ class TimeKeeper:
             return self.hard_cap
         return min(self.hard_cap, max(2.0 * wall, MIN_FINAL_SECONDS))
 
-    def refit_timeout(self, remaining: float, measured: float | None) -> float:
-        """The refit's limit: the rest of the budget, but at least REFIT_FACTOR × the measured time."""
-        measured = self.hard_cap if measured is None else measured
-        return max(remaining, min(REFIT_FACTOR * measured + 2.0, self.hard_cap * 1.25), MIN_FINAL_SECONDS)
+    def refit_timeout(self, remaining: float, measured: float | None) -> float | None:
+        """The refit's limit: the ``remaining`` seconds of the budget, or None — do not start it —
+        when they are fewer than MIN_REFIT_SECONDS or than the candidate's ``measured`` time
+        (None: not known), which the refit on more rows would exceed."""
+        if remaining < max(MIN_REFIT_SECONDS, measured or 0.0):
+            return None
+        return remaining
