@@ -169,6 +169,12 @@ def cmd_check(args) -> int:
     summary = analysis.summary(meta)
     elapsed = time.perf_counter() - t0
     _print_warnings(grammar, mapper_warnings)
+    if args.data:  # what the search would refuse or warn about (evaluation/learnable.py)
+        from evaluation.data import load_dataset
+        from evaluation.learnable import check_learnable
+
+        for warning in check_learnable(load_dataset(args.data)):
+            print(f"warning: {warning}", file=sys.stderr)
     print(f"{grammar.path}: OK")
     for key, value in summary.items():
         if key in ("algorithm combinations",) or key.startswith("configurations"):
@@ -302,8 +308,10 @@ def cmd_evolve(args) -> int:
         outcome = resume(out, observers, workers=args.workers, scheduler=args.scheduler)
     else:
         config = _run_config(args)
+        from spaces.grammar_check import check_against_registry
+
         grammar = _load(args.grammar or DEFAULT_GRAMMAR)
-        _print_warnings(grammar)
+        _print_warnings(grammar, check_against_registry(grammar))
         data = load_run_data(args.data, args.test, args.fold)
         from gp.search.run import check_run_data
         from gp.search.rundir import default_run_name
@@ -564,7 +572,7 @@ def _main(argv: list[str] | None, seen: dict) -> int:
     except GrammarError as exc:
         for d in exc.diagnostics:
             print(d.render(), file=sys.stderr)
-        n = len(exc.diagnostics)
+        n = sum(1 for d in exc.diagnostics if d.severity == "error")  # not the "… more not shown" note
         print(f"{n} error{'s' if n != 1 else ''}", file=sys.stderr)
         return EXIT_INPUT
     except UsageError as exc:

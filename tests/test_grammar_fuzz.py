@@ -14,6 +14,7 @@ from gp.errors import GrammarError
 from gp.generate import TreeGenerator
 from gp.species import make_species
 from tests.conftest import GRAMMARS
+from tests.test_hostile_grammars import mutate  # one mutation rule for both fuzzers
 
 TOY = """\
 <Start> ::= <A> [ <flag> ] ( x | y @ 2 ) <n> <pred>
@@ -36,25 +37,6 @@ mutation = st.one_of(
     st.tuples(st.just("dupline"), st.floats(0, 1), st.just(0)),
     st.tuples(st.just("swaplines"), st.floats(0, 1), st.floats(0, 1)),
 )
-
-
-def mutate(text: str, ops) -> str:
-    for op, where, arg in ops:
-        i = int(where * len(text))
-        if op == "delete":
-            text = text[:i] + text[i + arg:]
-        elif op == "insert":
-            text = text[:i] + arg + text[i:]
-        else:
-            lines = text.split("\n")
-            a = int(where * (len(lines) - 1))
-            if op == "dupline":
-                lines.insert(a, lines[a])
-            else:
-                b = int(arg * (len(lines) - 1))
-                lines[a], lines[b] = lines[b], lines[a]
-            text = "\n".join(lines)
-    return text
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])

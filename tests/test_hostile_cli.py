@@ -32,7 +32,6 @@ import time
 from pathlib import Path
 from unittest import mock
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

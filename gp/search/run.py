@@ -24,6 +24,7 @@ from evaluation.splits import kfold_splits
 from gp.bnf_parser import load_grammar
 from gp.errors import DataError
 from gp.grammar import Grammar
+from spaces.grammar_check import check_against_registry
 
 from .config import RunConfig
 from .finish import finish
@@ -118,6 +119,7 @@ def start(config: RunConfig, grammar: str | Path | Grammar, data: RunData, out: 
 
     The run directory is locked while the search runs (:mod:`gp.search.lock`)."""
     g = grammar if isinstance(grammar, Grammar) else load_grammar(grammar)
+    check_against_registry(g)  # a grammar no tree of which the mapper can build fails here, not per candidate
     config = config.replace(mode=config.effective_mode)  # config.json says which mode ran
     data_warnings = check_run_data(config, data)  # before a run directory exists: a refusal leaves none
     run = None
