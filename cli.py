@@ -119,6 +119,7 @@ def _add_dataset_args(p: argparse.ArgumentParser) -> None:
 
 
 def _dataset_meta(args):
+    """(meta, where the meta comes from, the loaded Dataset or None)."""
     from evaluation import default_data
     from evaluation.data import load_dataset
     from gp.binding import DatasetMeta
@@ -126,12 +127,13 @@ def _dataset_meta(args):
     if args.data and (args.labels or args.features):
         raise UsageError("give either --data or --labels/--features, not both")
     if args.data:
-        return load_dataset(args.data).meta, args.data
+        dataset = load_dataset(args.data)
+        return dataset.meta, args.data, dataset
     if args.labels or args.features:
         if not (args.labels and args.features):
             raise UsageError("--labels and --features go together")
-        return DatasetMeta(args.labels, args.features, args.instances or 0), "command line"
-    return default_data.META, default_data.NAME
+        return DatasetMeta(args.labels, args.features, args.instances or 0), "command line", None
+    return default_data.META, default_data.NAME, None
 
 
 def _load(path: str):
@@ -163,17 +165,16 @@ def cmd_check(args) -> int:
     t0 = time.perf_counter()
     grammar = _load(args.grammar)
     mapper_warnings = check_against_registry(grammar)  # what only the search would find, tree by tree
-    meta, meta_name = _dataset_meta(args)
+    meta, meta_name, dataset = _dataset_meta(args)
     analysis = grammar.analysis
     grammar.bind(meta)
     summary = analysis.summary(meta)
     elapsed = time.perf_counter() - t0
     _print_warnings(grammar, mapper_warnings)
-    if args.data:  # what the search would refuse or warn about (evaluation/learnable.py)
-        from evaluation.data import load_dataset
+    if dataset is not None:  # what the search would refuse or warn about (evaluation/learnable.py)
         from evaluation.learnable import check_learnable
 
-        for warning in check_learnable(load_dataset(args.data)):
+        for warning in check_learnable(dataset):
             print(f"warning: {warning}", file=sys.stderr)
     print(f"{grammar.path}: OK")
     for key, value in summary.items():
@@ -203,7 +204,7 @@ def cmd_sample(args) -> int:
     if args.n > most:
         raise UsageError(f"-n is at most {most:,} trees, got {args.n:,}")
     grammar = _load(args.grammar)
-    meta, meta_name = _dataset_meta(args)
+    meta, meta_name, _ = _dataset_meta(args)
     _print_warnings(grammar)
     generator = TreeGenerator(grammar.bind(meta))
     rng = np.random.default_rng(args.seed)
@@ -308,19 +309,14 @@ def cmd_evolve(args) -> int:
         outcome = resume(out, observers, workers=args.workers, scheduler=args.scheduler)
     else:
         config = _run_config(args)
-        from spaces.grammar_check import check_against_registry
-
         grammar = _load(args.grammar or DEFAULT_GRAMMAR)
-        _print_warnings(grammar, check_against_registry(grammar))
+        _print_warnings(grammar)
         data = load_run_data(args.data, args.test, args.fold)
-        from gp.search.run import check_run_data
         from gp.search.rundir import default_run_name
 
-        for warning in check_run_data(config, data):
-            print(f"warning: {warning}", file=sys.stderr)
-
         out = args.run_dir = Path(args.out) if args.out else Path("runs") / default_run_name(config.method)
-        outcome = start(config, grammar, data, out, observers, argv=sys.argv)
+        outcome = start(config, grammar, data, out, observers, argv=sys.argv,
+                        warn=lambda line: print(line, file=sys.stderr))
     return _report_outcome(outcome, out)
 
 

@@ -84,15 +84,15 @@ class GrammarAutoML(MultiOutputMixin, ClassifierMixin, BaseEstimator):
     def fit(self, X, Y) -> "GrammarAutoML":
         from evaluation.data import from_arrays
         from gp.search.progress import RichProgress
-        from gp.search.run import RunData, check_run_data, describe_data, start
+        from gp.search.run import RunData, describe_data, start
 
         config = self._config()
         train = from_arrays(X, Y, categorical_features=self.categorical_features, name="fit(X, Y)")
         data: RunData = describe_data(train, None, None, None, None, "arrays passed to fit")
-        for message in check_run_data(config, data):  # a refusal raises DataError (a ValueError)
-            warnings.warn(message, UserWarning, stacklevel=2)
+        # a dataset the search cannot learn from raises DataError (a ValueError) before the search
         outcome = start(config, self.grammar, data, out=self.output_dir, write=self.output_dir is not None,
-                        observers=[RichProgress()] if self.verbose else [], argv=["GrammarAutoML.fit"])
+                        observers=[RichProgress()] if self.verbose else [], argv=["GrammarAutoML.fit"],
+                        warn=lambda line: warnings.warn(line.removeprefix("warning: "), UserWarning, stacklevel=4))
         if outcome.model is None:
             raise RuntimeError(f"the search found no model that could be fitted ({outcome.final['status']}; "
                                f"{outcome.final.get('refit_failure') or 'every candidate failed'})")

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import re
 
-import json
-import math
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence, Union
@@ -81,11 +79,8 @@ def _read_config(run: Path) -> tuple[dict, list[str]]:
 # -- small helpers ------------------------------------------------------------------------
 
 
-_finite = finite
-
-
 def _is_ok(rec: dict) -> bool:
-    return rec.get("status") == "ok" and _finite(rec.get("fitness")) is not None
+    return rec.get("status") == "ok" and finite(rec.get("fitness")) is not None
 
 
 def short_reason(reason: Any, width: int = REASON_WIDTH) -> str:
@@ -105,7 +100,7 @@ def _plain(text: Any) -> Text:
 
 
 def _fmt(value: Any, digits: int = 4) -> str:
-    x = _finite(value)
+    x = finite(value)
     return "—" if x is None else f"{x:.{digits}f}"
 
 
@@ -123,7 +118,7 @@ def _top(evaluations: Sequence[dict], n: int = TOP_N) -> list[dict]:
             best[key] = rec
     ranked = sorted(best.values(), key=lambda r: (-float(r["fitness"]), r.get("n") or 0))[:n]
     return [{"rank": i, "phenotype": r.get("phenotype", ""), "fitness": float(r["fitness"]),
-             "measures": dict(r.get("measures") or {}), "fit_time": _finite(r.get("fit_time")),
+             "measures": dict(r.get("measures") or {}), "fit_time": finite(r.get("fit_time")),
              "generation": r.get("generation"), "species": r.get("species"), "n": r.get("n")}
             for i, r in enumerate(ranked, start=1)]
 
@@ -153,9 +148,9 @@ def _species_stats(evaluations: Sequence[dict]) -> dict[int, dict]:
 
 
 def _elapsed(final: Optional[dict], evaluations: Sequence[dict], generations: Sequence[dict]) -> Optional[float]:
-    if final and _finite(final.get("time")) is not None:
+    if final and finite(final.get("time")) is not None:
         return float(final["time"])
-    times = [t for t in (_finite(r.get("time")) for r in (*evaluations, *generations)) if t is not None]
+    times = [t for t in (finite(r.get("time")) for r in (*evaluations, *generations)) if t is not None]
     return max(times) if times else None
 
 
@@ -163,10 +158,10 @@ def _counts(final: Optional[dict], evaluations: Sequence[dict], generations: Seq
     """Final counts when the run finished, otherwise counted from the logs."""
     derived = {"evaluations": len(evaluations),
                "failed": sum(r.get("status") != "ok" for r in evaluations),
-               "cached": int(sum(_finite(g.get("cached")) or 0 for g in generations)),
+               "cached": int(sum(finite(g.get("cached")) or 0 for g in generations)),
                "generations": len(generations)}
     recorded = as_dict(as_dict(final).get("counts"))
-    counts = {k: int(_finite(recorded.get(k))) if _finite(recorded.get(k)) is not None else v
+    counts = {k: int(finite(recorded.get(k))) if finite(recorded.get(k)) is not None else v
               for k, v in derived.items()}
     elapsed = _elapsed(final, evaluations, generations)
     counts["elapsed_seconds"] = elapsed
@@ -177,7 +172,7 @@ def _counts(final: Optional[dict], evaluations: Sequence[dict], generations: Seq
 def _best(final: Optional[dict], top: Sequence[dict]) -> Optional[dict]:
     winner = (final or {}).get("winner")
     if isinstance(winner, dict) and winner.get("phenotype"):
-        return {"phenotype": str(winner["phenotype"]), "fitness": _finite(winner.get("valid_fitness")),
+        return {"phenotype": str(winner["phenotype"]), "fitness": finite(winner.get("valid_fitness")),
                 "measures": as_dict(winner.get("valid_measures")), "species": winner.get("species"),
                 "source": "final.json"}
     if top:
@@ -203,18 +198,18 @@ def _limits(config: dict, evaluations: Sequence[dict], final: Optional[dict]) ->
 
     cfg = as_dict(config.get("config"))
     recorded = (final or {}).get("limits") if isinstance((final or {}).get("limits"), dict) else {}
-    hard = _finite(recorded.get("hard_cap"))
+    hard = finite(recorded.get("hard_cap"))
     if hard is None:
-        hard = TimeKeeper(_finite(cfg.get("budget_seconds")) or 600.0, _finite(cfg.get("search_fraction")) or 0.85,
-                          _finite(cfg.get("eval_timeout"))).hard_cap
+        hard = TimeKeeper(finite(cfg.get("budget_seconds")) or 600.0, finite(cfg.get("search_fraction")) or 0.85,
+                          finite(cfg.get("eval_timeout"))).hard_cap
     capped = [r for r in evaluations if r.get("capped")]
     return {"hard_cap": hard, "adaptive": bool(cfg.get("adaptive_timeout", False)),
             "timeouts": sum(1 for r in evaluations if r.get("status") == "timeout"),
             "skipped": sum(1 for r in evaluations if r.get("status") == "skipped"),
             "capped": len(capped),
-            "saved_seconds": sum(max(hard - (_finite(r.get("limit")) or hard), 0.0) for r in capped),
-            "adaptive_limits": {str(k): _finite(v) for k, v in as_dict(recorded.get("adaptive_limits")).items()
-                                if _finite(v) is not None}}
+            "saved_seconds": sum(max(hard - (finite(r.get("limit")) or hard), 0.0) for r in capped),
+            "adaptive_limits": {str(k): finite(v) for k, v in as_dict(recorded.get("adaptive_limits")).items()
+                                if finite(v) is not None}}
 
 
 def _screening(evaluations: Sequence[dict], final: Optional[dict]) -> Optional[str]:
@@ -226,7 +221,7 @@ def _screening(evaluations: Sequence[dict], final: Optional[dict]) -> Optional[s
         rows = sc.get("learning_rows")
         return "off for this data" + ("" if rows is None else
                                       f" (1/{sc.get('eta')} of {rows} learning rows is under {sc.get('min_rows')})")
-    fractions = ", ".join(f"{100 * _finite(f):.0f} %" for f in sc.get("fractions") or [] if _finite(f) is not None) \
+    fractions = ", ".join(f"{100 * finite(f):.0f} %" for f in sc.get("fractions") or [] if finite(f) is not None) \
         if isinstance(sc.get("fractions"), list) else "?"
     screened = sum(1 for r in evaluations if r.get("phase") == "search" and (r.get("level") or 0) < 0)
     full = sum(1 for r in evaluations if r.get("phase") == "search" and r.get("level") == 0)
@@ -273,7 +268,7 @@ def summarise(run_dir: PathLike) -> dict:
         "failures": _failures(evaluations),
         "counts": _counts(final, evaluations, generations),
         "limits": _limits(config, evaluations, final),
-        "work": {**work, **{k: _finite(work.get(k)) for k in ("utilisation", "useful_work")}} if work else None,
+        "work": {**work, **{k: finite(work.get(k)) for k in ("utilisation", "useful_work")}} if work else None,
         "screening": _screening(evaluations, final),
         "species": _species_stats(evaluations),
         "test": as_dict(as_dict(final).get("test")) or None,

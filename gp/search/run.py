@@ -10,6 +10,7 @@ import datetime as _dt
 import hashlib
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -114,14 +115,22 @@ def check_run_data(config: RunConfig, data: RunData) -> list[str]:
 
 
 def start(config: RunConfig, grammar: str | Path | Grammar, data: RunData, out: str | Path | None = None,
-          observers: list[SearchObserver] = (), argv: list[str] | None = None, write: bool = True) -> SearchOutcome:
+          observers: list[SearchObserver] = (), argv: list[str] | None = None, write: bool = True,
+          warn: Callable[[str], None] | None = None) -> SearchOutcome:
     """Run a search from scratch. ``out`` None: a timestamped folder under ``runs/`` (unless ``write`` is False).
 
-    The run directory is locked while the search runs (:mod:`gp.search.lock`)."""
+    The grammar is checked against the mapper's registry and the data against
+    :mod:`evaluation.learnable` before a run directory exists (a refusal leaves none); each
+    warning goes to ``warn`` as a line ready to print. The run directory is locked while the
+    search runs (:mod:`gp.search.lock`)."""
     g = grammar if isinstance(grammar, Grammar) else load_grammar(grammar)
-    check_against_registry(g)  # a grammar no tree of which the mapper can build fails here, not per candidate
+    # a grammar no tree of which the mapper can build fails here, not per candidate
+    lines = [d.render() for d in check_against_registry(g)]
     config = config.replace(mode=config.effective_mode)  # config.json says which mode ran
-    data_warnings = check_run_data(config, data)  # before a run directory exists: a refusal leaves none
+    data_warnings = check_run_data(config, data)
+    for line in lines + [f"warning: {w}" for w in data_warnings]:
+        if warn is not None:
+            warn(line)
     run = None
     if write:
         run = RunDirectory(out or Path("runs") / default_run_name(config.method))
