@@ -381,8 +381,9 @@ class SearchLoop:
         return ind.score > 0 or ind.phenotype in self.state.walls
 
     def choose(self) -> list[tuple[Individual, EvaluationResult | None]]:
-        """Re-evaluate the best candidates on a fresh full-fidelity split, in order of search fitness
-        and as many as the time-keeper's plan allows (always the best); the candidates, best first."""
+        """Re-evaluate the best candidates that worked on a fresh full-fidelity split, in order of
+        search fitness and as many as the time-keeper's plan allows (none when not even the best
+        fits: :meth:`TimeKeeper.final_plan`); the candidates, best first."""
         cands = self.candidates()
         walls = [self.state.walls.get(c.phenotype, (None, None))[1] for c in cands]
         worth = [i for i, c in enumerate(cands) if self.worked(c)]  # a failure would only fail again
