@@ -51,6 +51,13 @@ class Params:
             return default
         return " ".join(str(v) for v in vals)
 
+    def seed(self, rule: str) -> int:
+        """The random seed of this algorithm: the grammar's seed rule when the tree has one
+        (PBIL-Auto-Ens searches WEKA's ``-S`` like any hyper-parameter), else the run's
+        ``random_state``. A phenotype therefore fixes its model completely, as in WEKA."""
+        v = self._first(rule)
+        return self.random_state if v is None else int(float(v))
+
     def has(self, token: str) -> bool:
         """Does the terminal ``token`` occur among this algorithm's own terminals?"""
         return any(str(t) == token for t in self.tokens)

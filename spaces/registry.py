@@ -48,7 +48,7 @@ REGISTRY: dict[str, AlgorithmSpec] = {}
 #: modules whose import registers the shipped algorithms
 _MODULES = (
     "spaces.slc.trees", "spaces.slc.rules", "spaces.slc.functions", "spaces.slc.lazy",
-    "spaces.slc.bayes", "spaces.slc.logistic", "spaces.slc.meta",
+    "spaces.slc.bayes", "spaces.slc.logistic", "spaces.slc.meta", "spaces.slc.combine",
     "spaces.mlc.transform", "spaces.mlc.chains", "spaces.mlc.labelsets", "spaces.mlc.trellis",
     "spaces.mlc.adaptation", "spaces.mlc.meta",
 )
