@@ -112,28 +112,42 @@ def _scheduler(text: str) -> str:
 
 def _add_dataset_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("dataset (for bounds such as floor(L/2); default: the embedded synthetic dataset)")
-    g.add_argument("--data", metavar="FILE", help="ARFF dataset (MULAN with .xml, or MEKA with -C q)")
-    g.add_argument("--labels", type=_positive_int, metavar="L", help="number of labels")
+    g.add_argument("--data", metavar="FILE", help="ARFF dataset (single-label, MULAN with .xml, or MEKA with -C q) or "
+                                                   "CSV (with --target)")
+    g.add_argument("--target", metavar="NAME[,NAME…]", help="the class attribute, or the label attributes, of --data")
+    g.add_argument("--labels", type=_positive_int, metavar="L", help="number of labels (single-label: classes)")
     g.add_argument("--features", type=_positive_int, metavar="M", help="number of features")
     g.add_argument("--instances", type=_positive_int, metavar="N", default=None, help="number of instances")
 
 
-def _dataset_meta(args):
-    """(meta, where the meta comes from, the loaded Dataset or None)."""
+def _dataset_meta(args, grammar=None):
+    """(meta, where the meta comes from, the loaded Dataset or None). Without data, the embedded default
+    of the grammar's task (a grammar the mapper cannot read gets the multi-label default)."""
     from evaluation import default_data
     from evaluation.data import load_dataset
     from gp.binding import DatasetMeta
+    from gp.errors import GrammarError
 
     if args.data and (args.labels or args.features):
         raise UsageError("give either --data or --labels/--features, not both")
+    if args.target and not args.data:
+        raise UsageError("--target names attributes of --data")
     if args.data:
-        dataset = load_dataset(args.data)
+        dataset = load_dataset(args.data, unlabelled=True, **({"target": args.target} if args.target else {}))
         return dataset.meta, args.data, dataset
     if args.labels or args.features:
         if not (args.labels and args.features):
             raise UsageError("--labels and --features go together")
         return DatasetMeta(args.labels, args.features, args.instances or 0), "command line", None
-    return default_data.META, default_data.NAME, None
+    task = "multilabel"
+    if grammar is not None:
+        from gp.search.run import grammar_task
+
+        try:
+            task = grammar_task(grammar)
+        except GrammarError:
+            pass
+    return default_data.meta(task), default_data.name(task), None
 
 
 def _load(path: str):
@@ -165,7 +179,7 @@ def cmd_check(args) -> int:
     t0 = time.perf_counter()
     grammar = _load(args.grammar)
     mapper_warnings = check_against_registry(grammar)  # what only the search would find, tree by tree
-    meta, meta_name, dataset = _dataset_meta(args)
+    meta, meta_name, dataset = _dataset_meta(args, grammar)
     analysis = grammar.analysis
     grammar.bind(meta)
     summary = analysis.summary(meta)
@@ -174,7 +188,10 @@ def cmd_check(args) -> int:
     if dataset is not None:  # what the search would refuse or warn about (evaluation/learnable.py)
         from evaluation.learnable import check_learnable
 
-        for warning in check_learnable(dataset):
+        from gp.search.run import RunData, check_task
+
+        check_task(grammar, RunData(dataset, description={"name": args.data}))
+        for warning in check_learnable(dataset.labelled()):
             print(f"warning: {warning}", file=sys.stderr)
     print(f"{grammar.path}: OK")
     for key, value in summary.items():
@@ -204,7 +221,7 @@ def cmd_sample(args) -> int:
     if args.n > most:
         raise UsageError(f"-n is at most {most:,} trees, got {args.n:,}")
     grammar = _load(args.grammar)
-    meta, meta_name, _ = _dataset_meta(args)
+    meta, meta_name, _ = _dataset_meta(args, grammar)
     _print_warnings(grammar)
     generator = TreeGenerator(grammar.bind(meta))
     rng = np.random.default_rng(args.seed)
@@ -246,13 +263,14 @@ def cmd_species(args) -> int:
 
 # -- evolve / inspect / predict -------------------------------------------------------------
 
-_EVOLVE_SETTINGS = ("grammar", "data", "test", "fold", "method", "budget", "eval_timeout", "memory", "seed",
-                    "fitness", "out", "population", "fidelity", "generations", "mode", "screening",
+_EVOLVE_SETTINGS = ("grammar", "data", "test", "fold", "target", "method", "budget", "eval_timeout", "memory",
+                    "seed", "fitness", "cv", "out", "population", "fidelity", "generations", "mode", "screening",
                     "adaptive_timeout", "thesis")
 #: evolve option -> RunConfig field, for the options passed on as given (RunConfig holds the defaults)
 _CONFIG_FIELDS = {"method": "method", "budget": "budget_seconds", "eval_timeout": "eval_timeout",
                   "memory": "memory_bytes", "workers": "workers", "scheduler": "scheduler", "seed": "seed",
-                  "fitness": "fitness", "generations": "max_generations", "fidelity": "fidelity", "mode": "mode"}
+                  "fitness": "fitness", "cv": "cv", "generations": "max_generations", "fidelity": "fidelity",
+                  "mode": "mode"}
 
 
 def _run_config(args):
@@ -273,12 +291,58 @@ def _run_config(args):
             if n % 8:
                 raise UsageError(f"--population for spggp must be a multiple of the 8 species, got {n}")
             settings["species_size"] = n // 8
+    settings["method_params"] = _method_params(args, settings.get("method", "ggp"))
     try:
         config = RunConfig(**settings)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     _check_memory(args.memory, config.scheduler)
     return config
+
+
+def _method_params(args, method: str) -> dict:
+    """The chosen method's declared parameters given on the command line (gp.search.parameters); an
+    option that belongs only to other methods is a usage error."""
+    from gp.search.method import METHODS, known_methods
+
+    known_methods()
+    declared = {p.name for p in METHODS[method].parameters}
+    for other in _declared_parameters():
+        if getattr(args, other.name, None) is not None and other.name not in declared and \
+                other.option not in _BUILT_IN_OPTIONS:
+            raise UsageError(f"{other.option} is a parameter of {', '.join(_owners(other.name))}, not of {method}")
+    return {name: getattr(args, name) for name in declared if getattr(args, name, None) is not None}
+
+
+def _declared_parameters():
+    """Every registered method's parameters, one per name (the first declaration's type and help)."""
+    from gp.search.method import METHODS, known_methods
+
+    known_methods()
+    seen = {}
+    for cls in METHODS.values():
+        for p in cls.parameters:
+            seen.setdefault(p.name, p)
+    return list(seen.values())
+
+
+def _owners(name: str) -> list[str]:
+    from gp.search.method import METHODS
+
+    return [m for m, cls in METHODS.items() if any(p.name == name for p in cls.parameters)]
+
+
+def _parameter_type(p):
+    def parse(text: str):
+        try:
+            return p.parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    return parse
+
+
+#: options of `evolve` that exist whatever the method; a method parameter of the same name receives their value
+_BUILT_IN_OPTIONS: set[str] = set()
 
 
 def _check_memory(memory: int | None, scheduler: str | None) -> None:
@@ -298,6 +362,8 @@ def cmd_evolve(args) -> int:
     observers = [] if args.quiet else [RichProgress()]
     if args.resume:
         given = [f"--{k.replace('_', '-')}" for k in _EVOLVE_SETTINGS if getattr(args, k) is not None]
+        given += [p.option for p in _declared_parameters()
+                  if p.option not in _BUILT_IN_OPTIONS and getattr(args, p.name, None) is not None]
         if given:
             raise UsageError(f"--resume continues a run with its own settings; {', '.join(given)} cannot be "
                              "changed (only --workers and --scheduler can)")
@@ -308,10 +374,17 @@ def cmd_evolve(args) -> int:
         out = args.run_dir = Path(args.resume)
         outcome = resume(out, observers, workers=args.workers, scheduler=args.scheduler)
     else:
+        from gp.search.run import grammar_task
+
         config = _run_config(args)
         grammar = _load(args.grammar or DEFAULT_GRAMMAR)
         _print_warnings(grammar)
-        data = load_run_data(args.data, args.test, args.fold)
+        data = load_run_data(args.data, args.test, args.fold, args.target, grammar_task(grammar))
+        if config.fitness is not None:
+            try:
+                data.train.task.check_fitness(config.fitness)
+            except ValueError as exc:
+                raise UsageError(f"--fitness: {exc}") from None
         from gp.search.rundir import default_run_name
 
         out = args.run_dir = Path(args.out) if args.out else Path("runs") / default_run_name(config.method)
@@ -331,11 +404,15 @@ def _report_outcome(outcome, out: Path) -> int:
     w = final["winner"]
     c = final["counts"]
     print(f"best:         {w['phenotype']}")
-    print(f"validation:   fitness {w['valid_fitness']:.4f} (re-evaluated on a fresh split)")
+    print(f"validation:   {final.get('fitness') or 'fitness'} {w['valid_fitness']:.4f} (re-evaluated on a fresh "
+          "split)")
     if final.get("test"):
+        from evaluation.task import summary_line
+
         m = final["test"]["measures"]
-        print(f"test:         fitness {m.get('fitness', float('nan')):.4f}  EM {m.get('exact_match', 0):.4f}  "
-              f"HL {m.get('hamming_loss', 0):.4f}  FM {m.get('f1_macro', 0):.4f}  RL {m.get('ranking_loss', 0):.4f}"
+        fitness = final.get("fitness") or "fitness"
+        print(f"test:         {fitness} {m.get(fitness, float('nan')):.4f}  "
+              f"{summary_line(final.get('task', 'multilabel'), m)}"
               f"  ({final['test']['n_instances']} instances, {final['test']['source']})")
     print(f"evaluations:  {c['evaluations']} ({c['failed']} failed, {c['cached']} cache hits) in "
           f"{c['generations']} generations, {final['time']:.0f} s")
@@ -358,8 +435,8 @@ def cmd_inspect(args) -> int:
 def cmd_predict(args) -> int:
     import numpy as np
 
-    from evaluation.data import load_dataset
-    from evaluation.metrics import multilabel_measures
+    from evaluation.data import load_dataset, recode_classes
+    from evaluation.task import MultiLabel, SingleLabel
     from gp.errors import DataError
     from gp.search.rundir import RunDirectory
     from spaces.model import ModelFileError, load_model
@@ -376,31 +453,57 @@ def cmd_predict(args) -> int:
     if not isinstance(trained, dict) or not all(type(trained.get(k)) is int for k in ("n_features", "n_labels")):
         raise run_dir.damaged("config.json", "the training data's shape is missing",
                               "new data cannot be checked against the model")
+    single = trained.get("task") == "singlelabel"
+    if single and not (isinstance(trained.get("classes"), list) and all(isinstance(c, str) for c in trained["classes"])):
+        raise run_dir.damaged("config.json", "the training data's classes are missing", "predictions cannot be named")
     try:
         model = load_model(model_path)
     except ModelFileError as exc:
         raise run_dir.damaged("best/model.joblib", exc.reason, "the model cannot be used (best/model.py has its "
                                                                 "code, to fit it again)") from None
-    data = load_dataset(args.data)
+    target = trained.get("target") if isinstance(trained.get("target"), str) else None
+    data = load_dataset(args.data, unlabelled=True, **({"target": target} if target else {}))
+    if single != (data.Y.ndim == 1):
+        raise DataError(f"{args.data}: {data.task.name} data, but the model was trained on {trained.get('task')} "
+                        "data")
     if data.n_features != trained["n_features"] or data.n_labels != trained["n_labels"]:
-        raise DataError(f"{args.data}: {data.n_features} features and {data.n_labels} labels, but the model was "
-                        f"trained on {trained['n_features']} features and {trained['n_labels']} labels")
-    scores = model.predict_proba(data.X)
-    predictions = (scores >= model.thresholds_).astype(np.int8)
+        raise DataError(f"{args.data}: {data.n_features} features and {data.n_labels} target column(s), but the model "
+                        f"was trained on {trained['n_features']} features and {trained['n_labels']}")
+    if single:
+        classes = tuple(trained["classes"])
+        task, Y = SingleLabel(classes), recode_classes(data, classes, str(args.data))
+        names = list(classes)
+    else:
+        task, Y = MultiLabel(data.label_names), data.Y
+        names = list(data.label_names)
+    predictions, scores = task.outputs(model, data.X)
     out = Path(args.out) if args.out else run / f"predictions-{Path(args.data).name.split('.')[0]}.csv"
-    header = list(data.label_names) + ([f"{n}:score" for n in data.label_names] if args.scores else [])
-    table = np.hstack([predictions, scores]) if args.scores else predictions
-    fmt = ["%d"] * predictions.shape[1] + (["%.6g"] * scores.shape[1] if args.scores else [])
+    if single:
+        header = [data.label_names[0]] + ([f"P({c})" for c in names] if args.scores else [])
+        cells = np.asarray(names, dtype=object)[predictions][:, None]
+        table = np.hstack([cells, scores.round(6).astype(object)]) if args.scores else cells
+        fmt = "%s"
+    else:
+        header = names + ([f"{n}:score" for n in names] if args.scores else [])
+        table = np.hstack([predictions, scores]) if args.scores else predictions
+        fmt = ["%d"] * predictions.shape[1] + (["%.6g"] * scores.shape[1] if args.scores else [])
     try:
-        np.savetxt(out, table, delimiter=",", header=",".join(header), comments="", fmt=fmt)
+        np.savetxt(out, table, delimiter=",", header=",".join(_csv_cell(h) for h in header), comments="", fmt=fmt)
     except OSError as exc:
         raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
     print(f"{len(predictions)} predictions written to {out}")
-    measures = multilabel_measures(data.Y, predictions, scores)
-    print("measures against the file's labels: " + "  ".join(
-        f"{k} {measures[k]:.4f}" for k in ("fitness", "exact_match", "hamming_loss", "f1_macro", "ranking_loss")
-        if k in measures))
+    known = task.labelled(Y)
+    if known.any():
+        measures = task.measures(Y[known], predictions[known], scores[known])
+        print(f"measures against the file's {'classes' if single else 'labels'} ({int(known.sum())} of "
+              f"{len(known)} rows have them): " + task.summary(measures))
+    else:
+        print(f"the file's {'classes are' if single else 'labels are'} unknown ('?'): no measures")
     return EXIT_OK
+
+
+def _csv_cell(text: str) -> str:
+    return f'"{text}"' if any(c in text for c in ',"\n') else text
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -445,9 +548,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scheduler", type=_scheduler, metavar="ADDR",
                    help="evaluate on a Dask cluster (tcp://HOST:PORT) instead of local processes")
     p.add_argument("--seed", type=_seed, help="random seed (default 0)")
-    p.add_argument("--fitness", choices=fitness_names("multilabel"), metavar="NAME",
-                   help="what the search maximises (default: fitness, Auto-MEKA's Eq. 5.1); one of "
-                        + ", ".join(fitness_names("multilabel")))
+    p.add_argument("--target", metavar="NAME[,NAME…]",
+                   help="the class attribute (single-label) or the label attributes (multi-label) of --data; "
+                        "default: a MULAN .xml or MEKA -C for multi-label ARFF, else the last attribute as the "
+                        "class; CSV files need it")
+    p.add_argument("--fitness", choices=fitness_names(), metavar="NAME",
+                   help="what the search maximises (default: multi-label fitness, Auto-MEKA's Eq. 5.1; "
+                        "single-label accuracy = 1 - error rate); multi-label: "
+                        + ", ".join(fitness_names("multilabel")) + "; single-label: "
+                        + ", ".join(fitness_names("singlelabel")))
+    p.add_argument("--cv", type=_int_at_least(0, "a number of folds"), metavar="K",
+                   help="evaluate each candidate by K-fold internal cross-validation of the training data "
+                        "(0: the 80/20 learning/validation hold-out; default 10 for single-label data, as "
+                        "PBIL-Auto-Ens, and 0 for multi-label data, as Auto-MEKA)")
     p.add_argument("--population", type=_positive_int, metavar="N",
                    help="population (GGP), 8 x species size (spGGP) or batch size (random, beam); default 80")
     p.add_argument("--fidelity", choices=["NAS-NIS", "PAS-PIS", "EAS-PIS", "NAS-PIS", "PAS-NIS", "EAS-NIS"],
@@ -456,6 +569,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=_path, metavar="DIR", help="run directory (default runs/<date>-<time>-<method>)")
     p.add_argument("--resume", type=_path, metavar="DIR", help="continue an interrupted run from its directory")
     p.add_argument("--quiet", action="store_true", help="no progress display")
+    _BUILT_IN_OPTIONS.update(p._option_string_actions)
+    group = p.add_argument_group("method parameters (declared by each method; gp/search/README.md)")
+    for param in _declared_parameters():
+        if param.option not in _BUILT_IN_OPTIONS:
+            group.add_argument(param.option, dest=param.name, type=_parameter_type(param), metavar="VALUE",
+                               help=f"{param.help} (default {param.default}; {', '.join(_owners(param.name))})")
     p.set_defaults(func=cmd_evolve)
 
     p = sub.add_parser("inspect", help="summarise a run directory")

@@ -1,4 +1,10 @@
-"""Evaluate one candidate: compile its tree, fit on the learning split, score on validation.
+"""Evaluate one candidate: compile its tree, fit on the learning rows, score on the validation rows.
+
+A :class:`Split` is either a learning/validation hold-out or an internal k-fold
+cross-validation of its rows (``folds``; the PBIL-Auto-Ens protocol, 10 folds for
+single-label data): the candidate is then fit once per fold, and its measures — the
+fitness among them — are the means over the folds. What the targets are, how scores
+become predictions and which measures exist is the split's task's (:mod:`evaluation.task`).
 
 Runs in an isolated child (:mod:`evaluation.isolation`), so an exception, a hang, a
 memory blow-up or a crash becomes a failed result with fitness 0 and a recorded
@@ -17,20 +23,46 @@ from spaces.compiler import compile_tree
 from spaces.registry import load_all
 
 from .isolation import OK, Limits, run_isolated
-from .metrics import get_fitness, multilabel_measures
+from .metrics import get_fitness
+from .task import Task, task_of
 
 INVALID = "invalid"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Split:
-    """A learning/validation split of a multi-label dataset."""
+    """The data a candidate is evaluated on.
+
+    Hold-out (``folds`` empty): fit on ``(X_learn, Y_learn)``, score on ``(X_valid, Y_valid)``.
+    Cross-validation: ``folds`` are ``(train, test)`` row indices into ``X_learn``/``Y_learn``
+    (``X_valid`` is then empty); the candidate is fit on each train part and scored on its test
+    part. ``task`` is the data's :class:`~evaluation.task.Task` (None: read off ``Y_learn``).
+    """
 
     X_learn: np.ndarray
     Y_learn: np.ndarray
     X_valid: np.ndarray
     Y_valid: np.ndarray
     categorical_features: tuple[int, ...] = ()
+    task: Task | None = None
+    folds: tuple[tuple[np.ndarray, np.ndarray], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.task is None:
+            object.__setattr__(self, "task", task_of(self.Y_learn))
+
+    @property
+    def n_rows(self) -> int:
+        """Rows the candidate learns from (a cross-validated split: all its rows)."""
+        return len(self.Y_learn)
+
+    def parts(self):
+        """``(X_fit, Y_fit, X_score, Y_score)`` once for a hold-out, once per fold for cross-validation."""
+        if not self.folds:
+            yield self.X_learn, self.Y_learn, self.X_valid, self.Y_valid
+            return
+        for train, test in self.folds:
+            yield self.X_learn[train], self.Y_learn[train], self.X_learn[test], self.Y_learn[test]
 
 
 @dataclass(frozen=True)
@@ -56,23 +88,29 @@ class EvaluationResult:
 
 
 def _fit_and_score(tree: Node, grammar: Grammar, split: Split, fitness: str, random_state: int) -> dict:
-    model = compile_tree(tree, grammar, random_state=random_state,
-                         categorical_features=list(split.categorical_features) or None)
-    t0 = time.perf_counter()
-    model.fit(split.X_learn, split.Y_learn)
-    t1 = time.perf_counter()
-    scores = model.predict_proba(split.X_valid)
-    predictions = (scores >= model.thresholds_).astype(np.int8)
-    t2 = time.perf_counter()
-    if not np.all(np.isfinite(scores)):
-        return {"status": INVALID, "reason": "non-finite scores", "fit_time": t1 - t0, "predict_time": t2 - t1}
-    measures = multilabel_measures(split.Y_valid, predictions, scores)
+    task = split.task
+    fit_time = predict_time = 0.0
+    per_part = []
+    for X_fit, Y_fit, X_score, Y_score in split.parts():
+        model = compile_tree(tree, grammar, random_state=random_state,
+                             categorical_features=list(split.categorical_features) or None, task=task)
+        t0 = time.perf_counter()
+        model.fit(X_fit, Y_fit)
+        t1 = time.perf_counter()
+        predictions, scores = task.outputs(model, X_score)
+        t2 = time.perf_counter()
+        fit_time, predict_time = fit_time + t1 - t0, predict_time + t2 - t1
+        if not np.all(np.isfinite(scores)):
+            return {"status": INVALID, "reason": "non-finite scores", "fit_time": fit_time,
+                    "predict_time": predict_time}
+        per_part.append(task.measures(Y_score, predictions, scores))
+    measures = {k: float(np.mean([m[k] for m in per_part])) for k in per_part[0] if all(k in m for m in per_part)}
     value = measures.get(fitness)
     if value is None or not np.isfinite(value):
-        return {"status": INVALID, "reason": f"fitness {fitness!r} is {value}", "fit_time": t1 - t0,
-                "predict_time": t2 - t1}
-    return {"status": OK, "measures": measures, "fitness": float(value), "fit_time": t1 - t0,
-            "predict_time": t2 - t1}
+        return {"status": INVALID, "reason": f"fitness {fitness!r} is {value}", "fit_time": fit_time,
+                "predict_time": predict_time}
+    return {"status": OK, "measures": measures, "fitness": float(value), "fit_time": fit_time,
+            "predict_time": predict_time}
 
 
 def evaluate_candidate(tree: Node, grammar: Grammar, split: Split, limits: Limits = Limits(),

@@ -84,6 +84,7 @@ from gp.binding import DatasetMeta
 from gp.errors import DataError
 
 from .learnable import refuse_non_finite
+from .targets import class_column, target_names, unknown_target
 
 __all__ = [
     "Dataset", "ID_MIN_ROWS", "from_arrays", "load_arff", "load_csv", "load_dataset", "load_openml",
@@ -117,8 +118,12 @@ def _locked(a: np.ndarray, dtype: type) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class Dataset:
-    """A multi-label dataset: features ``X`` (float, NaN = missing) and labels ``Y`` (int8 0/1).
+    """A dataset: features ``X`` (float, NaN = missing) and targets ``Y``.
 
+    Multi-label: ``Y`` is an int8 (n, q) 0/1 matrix and ``label_names`` names its columns.
+    Single-label: ``Y`` is an int64 vector of class codes ``0 .. len(classes) - 1``,
+    ``classes`` holds the class names and ``label_names`` the class attribute's name.
+    A target that is not known (``?``) is -1 (see :attr:`task` and ``Task.labelled``).
     The arrays are read-only (the dataclass is frozen, and so is its data): indexing
     (``ds.X[rows]``) gives writable copies; :meth:`subset` gives a smaller Dataset.
     """
@@ -134,24 +139,38 @@ class Dataset:
     categories: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
     #: Features removed as identifiers (rule 5 of the module docstring).
     dropped_features: tuple[str, ...] = ()
+    #: Single-label data: the class names (empty for multi-label data).
+    classes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         where = self.source or self.name
         X = _locked(self.X, np.float64)
         raw_Y = np.asarray(self.Y)
-        if raw_Y.size and not np.isin(raw_Y, (0, 1)).all():
-            raise DataError(f"{where}: Y must contain only 0 and 1")
-        Y = _locked(raw_Y, np.int8)
-        if X.ndim != 2 or Y.ndim != 2:
-            raise DataError(f"{where}: X and Y must be 2-D (got {X.ndim}-D and {Y.ndim}-D)")
+        classes = tuple(str(c) for c in self.classes)
+        if raw_Y.ndim == 1:
+            if not classes:
+                raise DataError(f"{where}: a class vector needs its class names")
+            if raw_Y.size and (not np.isin(raw_Y, np.arange(-1, len(classes))).all()):
+                raise DataError(f"{where}: class codes must lie in 0..{len(classes) - 1} (-1: unknown)")
+            Y = _locked(raw_Y, np.int64)
+        else:
+            if classes:
+                raise DataError(f"{where}: class names given for a multi-label target matrix")
+            if raw_Y.size and not np.isin(raw_Y, (-1, 0, 1)).all():
+                raise DataError(f"{where}: Y must contain only 0 and 1")
+            Y = _locked(raw_Y, np.int8)
+        if X.ndim != 2 or Y.ndim not in (1, 2):
+            raise DataError(f"{where}: X must be 2-D and Y 1-D (classes) or 2-D (labels), got {X.ndim}-D and "
+                            f"{Y.ndim}-D")
         if X.shape[0] != Y.shape[0]:
             raise DataError(f"{where}: X has {X.shape[0]} rows but Y has {Y.shape[0]}")
         features = tuple(str(f) for f in self.feature_names)
         labels = tuple(str(lab) for lab in self.label_names)
         if len(features) != X.shape[1]:
             raise DataError(f"{where}: {len(features)} feature names for {X.shape[1]} columns")
-        if len(labels) != Y.shape[1]:
-            raise DataError(f"{where}: {len(labels)} label names for {Y.shape[1]} label columns")
+        if len(labels) != (1 if Y.ndim == 1 else Y.shape[1]):
+            raise DataError(f"{where}: {len(labels)} label names for {1 if Y.ndim == 1 else Y.shape[1]} target "
+                            "column(s)")
         cats = tuple(sorted({int(i) for i in self.categorical_features}))
         if cats and (cats[0] < 0 or cats[-1] >= X.shape[1]):
             raise DataError(f"{where}: categorical feature index out of range 0..{X.shape[1] - 1}")
@@ -166,6 +185,14 @@ class Dataset:
         object.__setattr__(self, "categorical_features", cats)
         object.__setattr__(self, "categories", categories)
         object.__setattr__(self, "dropped_features", tuple(self.dropped_features))
+        object.__setattr__(self, "classes", classes)
+
+    @property
+    def task(self):
+        """The problem type (:mod:`evaluation.task`): single-label for a class vector, else multi-label."""
+        from .task import MultiLabel, SingleLabel
+
+        return SingleLabel(self.classes) if self.Y.ndim == 1 else MultiLabel(self.label_names)
 
     @property
     def n_instances(self) -> int:
@@ -177,11 +204,14 @@ class Dataset:
 
     @property
     def n_labels(self) -> int:
-        return int(self.Y.shape[1])
+        """Target columns: the labels of multi-label data, 1 (the class) for single-label data."""
+        return 1 if self.Y.ndim == 1 else int(self.Y.shape[1])
 
     @property
     def label_cardinality(self) -> float:
-        """Mean number of positive labels per instance."""
+        """Mean number of positive labels per instance (1 for single-label data)."""
+        if self.Y.ndim == 1:
+            return 1.0
         return float(self.Y.sum(axis=1).mean()) if self.n_instances else 0.0
 
     @property
@@ -191,19 +221,25 @@ class Dataset:
 
     @property
     def meta(self) -> DatasetMeta:
-        """The (L, M, N) the grammar bounds depend on."""
-        return DatasetMeta(self.n_labels, self.n_features, self.n_instances)
+        """The (L, M, N) the grammar bounds depend on; L is the number of classes for single-label data."""
+        return DatasetMeta(self.task.n_targets, self.n_features, self.n_instances)
 
     def subset(self, rows: Sequence[int] | np.ndarray, name: str | None = None) -> Dataset:
         """The dataset restricted to ``rows`` (indices or a boolean mask), same columns."""
         idx = np.asarray(rows)
         return Dataset(self.X[idx], self.Y[idx], self.feature_names, self.label_names, self.categorical_features,
-                       name or self.name, self.source, self.categories, self.dropped_features)
+                       name or self.name, self.source, self.categories, self.dropped_features, self.classes)
+
+    def labelled(self) -> Dataset:
+        """The rows whose every target is known (the dataset itself when all are)."""
+        mask = self.task.labelled(self.Y)
+        return self if mask.all() else self.subset(np.flatnonzero(mask))
 
     def __repr__(self) -> str:
+        targets = (f"{len(self.classes)} classes" if self.Y.ndim == 1
+                   else f"q={self.n_labels}, card={self.label_cardinality:.3f}")
         return (f"Dataset({self.name!r}: n={self.n_instances}, m={self.n_features} "
-                f"({len(self.categorical_features)} categorical), q={self.n_labels}, "
-                f"card={self.label_cardinality:.3f})")
+                f"({len(self.categorical_features)} categorical), {targets})")
 
 
 # --------------------------------------------------------------------------------------------
@@ -343,8 +379,16 @@ class _Attribute:
     line: int = 0
 
 
-def _label_column(values: np.ndarray, attr: _Attribute, where: str, line_of: np.ndarray) -> np.ndarray:
-    """A label attribute's internal values (numbers or nominal codes) as 0/1, or a DataError."""
+def _label_column(values: np.ndarray, attr: _Attribute, where: str, line_of: np.ndarray,
+                  unlabelled: bool = False) -> np.ndarray:
+    """A label attribute's internal values (numbers or nominal codes) as 0/1, or a DataError.
+
+    ``unlabelled``: a missing value ('?') is -1 (data to predict) instead of an error."""
+    if unlabelled and np.isnan(values).any():
+        known = ~np.isnan(values)
+        out = np.full(len(values), -1, dtype=np.int8)
+        out[known] = _label_column(values[known], attr, where, line_of[known])
+        return out
     if np.isnan(values).any():
         row = int(np.flatnonzero(np.isnan(values))[0])
         raise DataError(f"{where}:{line_of[row]}: label '{attr.name}' is missing ('?'); labels must be 0 or 1")
@@ -367,10 +411,13 @@ def _label_column(values: np.ndarray, attr: _Attribute, where: str, line_of: np.
 
 
 def _assemble(V: Any, attrs: list[_Attribute], label_idx: list[int], *, where: str, name: str,
-              source: str, line_of: np.ndarray, drop_ids: bool, drop: Sequence[str] = ()) -> Dataset:
+              source: str, line_of: np.ndarray, drop_ids: bool, drop: Sequence[str] = (),
+              single: bool = False, explicit: bool = True, unlabelled: bool = False) -> Dataset:
     """Build a Dataset from the internal value matrix (numbers / nominal codes), by column roles.
 
-    ``V`` is a dense ndarray or a scipy CSC matrix (all-sparse ARFF).
+    ``V`` is a dense ndarray or a scipy CSC matrix (all-sparse ARFF). ``single``: the one target
+    attribute is a class (:func:`evaluation.targets.class_column`; ``explicit`` whether the user
+    named it); otherwise the targets are 0/1 labels (``unlabelled``: a missing label is -1).
     """
     dense = isinstance(V, np.ndarray)
 
@@ -384,9 +431,14 @@ def _assemble(V: Any, attrs: list[_Attribute], label_idx: list[int], *, where: s
         raise DataError(f"{where}: no labels found")
     label_set = set(label_idx)
     label_idx = sorted(label_set)                       # rule 2: ARFF column order
-    Y = np.empty((n, len(label_idx)), dtype=np.int8)
-    for k, a in enumerate(label_idx):
-        Y[:, k] = _label_column(column(a), attrs[a], where, line_of)
+    classes: tuple[str, ...] = ()
+    if single:
+        a = label_idx[0]
+        Y, classes = class_column(column(a), attrs[a].kind, attrs[a].values, attrs[a].name, where, line_of, explicit)
+    else:
+        Y = np.empty((n, len(label_idx)), dtype=np.int8)
+        for k, a in enumerate(label_idx):
+            Y[:, k] = _label_column(column(a), attrs[a], where, line_of, unlabelled)
     unknown_drop = set(drop) - {a.name for a in attrs}
     if unknown_drop:
         raise DataError(f"{where}: cannot drop unknown feature(s) {sorted(unknown_drop)}")
@@ -416,7 +468,7 @@ def _assemble(V: Any, attrs: list[_Attribute], label_idx: list[int], *, where: s
     categorical = [j for j, a in enumerate(keep) if attrs[a].kind in ("nominal", "string")]
     categories = {j: attrs[keep[j]].values for j in categorical}
     return Dataset(X, Y, tuple(attrs[a].name for a in keep), tuple(attrs[a].name for a in label_idx),
-                   tuple(categorical), name, source, categories, tuple(dropped))
+                   tuple(categorical), name, source, categories, tuple(dropped), classes)
 
 
 # --------------------------------------------------------------------------------------------
@@ -695,7 +747,8 @@ def _meka_labels(q: int, d: int, where: str) -> list[int]:
 LabelSpec = int | str | Path | Sequence[str] | None
 
 
-def _resolve_labels(labels: LabelSpec, attrs: list[_Attribute], relation: str, path: Path) -> list[int]:
+def _resolve_labels(labels: LabelSpec, attrs: list[_Attribute], relation: str, path: Path) -> list[int] | None:
+    """The multi-label label columns by rule 1; None when the file names none (a single-label file)."""
     d = len(attrs)
     if isinstance(labels, bool):
         raise TypeError("labels must be an int (MEKA -C q), an XML path, or label names")
@@ -715,9 +768,26 @@ def _resolve_labels(labels: LabelSpec, attrs: list[_Attribute], relation: str, p
         return _labels_by_name(_xml_labels(xml), attrs, f"{xml}", f"{xml.name} (for {path.name})")
     m = _MEKA_C.search(relation)
     if m is None:
-        raise DataError(f"{path}: no labels found: add a MULAN XML file '{_strip_suffixes(path)}.xml', put "
-                        "'-C q' (labels first) or '-C -q' (labels last) in the relation name, or pass labels=")
+        return None
     return _meka_labels(int(m.group(1)), d, f"{path}")
+
+
+def _resolve_targets(target, labels: LabelSpec, attrs: list[_Attribute], relation: str, path: Path
+                     ) -> tuple[list[int], bool, bool]:
+    """``(target columns, single-label?, named by the user?)`` (:mod:`evaluation.targets`)."""
+    names = target_names(target)
+    if names is not None:
+        index = {a.name: i for i, a in enumerate(attrs)}
+        missing = [n for n in names if n not in index]
+        if missing:
+            raise unknown_target(missing[0], [a.name for a in attrs], str(path))
+        return [index[n] for n in names], len(names) == 1, True
+    label_idx = _resolve_labels(labels, attrs, relation, path)
+    if label_idx is not None:
+        return label_idx, False, True
+    if len(attrs) < 2:
+        raise DataError(f"{path}: one attribute only: nothing to learn from")
+    return [len(attrs) - 1], True, False
 
 
 def _strip_suffixes(path: Path) -> str:
@@ -728,12 +798,16 @@ def _strip_suffixes(path: Path) -> str:
     return name
 
 
-def load_arff(path: str | Path, labels: LabelSpec = None, *, drop_ids: bool = True,
-              drop: Sequence[str] = (), name: str | None = None) -> Dataset:
-    """Load a MULAN (ARFF + XML) or MEKA (``-C q``) ARFF file, dense or sparse (also ``.gz``/``.bz2``/``.xz``).
+def load_arff(path: str | Path, labels: LabelSpec = None, *, target: str | Sequence[str] | None = None,
+              unlabelled: bool = False, drop_ids: bool = True, drop: Sequence[str] = (),
+              name: str | None = None) -> Dataset:
+    """Load an ARFF file, dense or sparse (also ``.gz``/``.bz2``/``.xz``): multi-label (MULAN ARFF + XML,
+    MEKA ``-C q``) or single-label (a nominal class attribute, the last one by default).
 
-    ``labels``: ``None`` (XML beside the file, else ``-C``), an ``int`` q with MEKA's
-    meaning, a path to a MULAN XML file, or the label attribute names. ``drop``: feature
+    ``target``: the class attribute's name (single-label) or several label names (multi-label);
+    see :mod:`evaluation.targets`. ``labels``: multi-label only — an ``int`` q with MEKA's meaning,
+    a path to a MULAN XML file, or the label attribute names. ``unlabelled``: accept missing
+    labels ('?', coded -1: data to predict); a missing class is always accepted. ``drop``: feature
     names to remove; ``drop_ids``: apply the identifier rule. See the module docstring.
     """
     p = Path(path)
@@ -746,28 +820,36 @@ def load_arff(path: str | Path, labels: LabelSpec = None, *, drop_ids: bool = Tr
             raise DataError(f"{p}:{attr.line}: attribute '{attr.name}' is declared twice "
                             f"(first on line {seen[attr.name]})")
         seen[attr.name] = attr.line
-    label_idx = _resolve_labels(labels, attrs, relation, p)
+    label_idx, single, explicit = _resolve_targets(target, labels, attrs, relation, p)
     V, line_of = _parse_data(lines, data_start, attrs, p)
     return _assemble(V, attrs, label_idx, where=str(p), name=name or _strip_suffixes(p), source=str(p),
-                     line_of=line_of, drop_ids=drop_ids, drop=drop)
+                     line_of=line_of, drop_ids=drop_ids, drop=drop, single=single, explicit=explicit,
+                     unlabelled=unlabelled)
 
 
 # --------------------------------------------------------------------------------------------
 # CSV
 # --------------------------------------------------------------------------------------------
 
-def load_csv(path: str | Path, label_columns: Sequence[str] | str, *, delimiter: str | None = None,
+def load_csv(path: str | Path, label_columns: Sequence[str] | str | None = None, *,
+             target: str | Sequence[str] | None = None, unlabelled: bool = False, delimiter: str | None = None,
              drop_ids: bool = True, drop: Sequence[str] = (), name: str | None = None) -> Dataset:
-    """Load a CSV file with a header row; ``label_columns`` names the 0/1 label columns.
+    """Load a CSV file with a header row. ``target`` names the class column (single-label) or the
+    0/1 label columns (multi-label); ``label_columns`` always names 0/1 label columns.
 
     A column is numeric when every non-missing cell parses as a number, otherwise nominal
     (categories = its sorted distinct values). Missing: empty, ``?``, ``NA``, ``NaN``,
     ``null``, ``None`` (any case). ``delimiter`` defaults to ``,`` (``\\t`` for ``.tsv``).
     """
     p = Path(path)
+    names = target_names(target)
+    if names is None and label_columns is None:
+        raise DataError(f"{p}: a CSV file does not say which columns are the targets: name the class column "
+                        "(--target COLUMN) or the 0/1 label columns (--target A,B,C)")
+    single = names is not None and len(names) == 1
+    label_columns = names if names is not None else (
+        [label_columns] if isinstance(label_columns, str) else list(label_columns))
     text = _read_text(p)
-    if isinstance(label_columns, str):
-        label_columns = [label_columns]
     if delimiter is None:
         delimiter = "\t" if ".tsv" in p.name.lower() else ","
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, skipinitialspace=True)
@@ -794,8 +876,7 @@ def load_csv(path: str | Path, label_columns: Sequence[str] | str, *, delimiter:
         raise DataError(f"{p}:1: duplicate column name(s) {sorted(dup)}")
     missing = [c for c in label_columns if c not in header]
     if missing:
-        raise DataError(f"{p}: label column(s) {missing} not in the header; columns are {header[:12]}"
-                        f"{' …' if len(header) > 12 else ''}")
+        raise unknown_target(missing[0], header, str(p))
     if not rows:
         raise DataError(f"{p}: the dataset has no instances")
     S = np.empty((len(rows), len(header)), dtype=object)
@@ -816,7 +897,7 @@ def load_csv(path: str | Path, label_columns: Sequence[str] | str, *, delimiter:
         attrs.append(_Attribute(col, "nominal", tuple(present), 1))
     label_idx = [header.index(c) for c in label_columns]
     return _assemble(V, attrs, label_idx, where=str(p), name=name or _strip_suffixes(p), source=str(p),
-                     line_of=lines_arr, drop_ids=drop_ids, drop=drop)
+                     line_of=lines_arr, drop_ids=drop_ids, drop=drop, single=single, unlabelled=unlabelled)
 
 
 # --------------------------------------------------------------------------------------------
@@ -924,23 +1005,34 @@ def _labels_from(Y: Any, where: str) -> tuple[np.ndarray, list[str] | None]:
 def from_arrays(X: Any, Y: Any, *, feature_names: Sequence[str] | None = None,
                 label_names: Sequence[str] | None = None,
                 categorical_features: Sequence[int | str] | None = None, name: str = "arrays",
-                source: str = "arrays") -> Dataset:
+                source: str = "arrays", classes: Sequence[str] | None = None) -> Dataset:
     """A Dataset from numpy arrays, pandas DataFrames/Series, or scipy sparse matrices.
 
     pandas ``category`` columns keep their categories; object/string columns are coded by
-    their sorted distinct values; ``None``/``NaN``/``pd.NA`` become NaN. ``Y`` must hold
-    0/1 (or booleans); a 1-D ``Y`` is one label. ``categorical_features`` (indices or
-    names) marks further numeric columns as categorical: they must already hold integer
-    codes >= 0. Identifier columns are *not* dropped here: the caller chose the columns.
+    their sorted distinct values; ``None``/``NaN``/``pd.NA`` become NaN. Multi-label (no
+    ``classes``): ``Y`` must hold 0/1 (or booleans); a 1-D ``Y`` is one label. Single-label:
+    ``classes`` are the class names and ``Y`` the class codes ``0 .. len(classes) - 1``
+    (``GrammarAutoMLClassifier`` encodes arbitrary labels so). ``categorical_features``
+    (indices or names) marks further numeric columns as categorical: they must already hold
+    integer codes >= 0. Identifier columns are *not* dropped here: the caller chose the columns.
     """
     Xf, x_names, categories = _features_from(X, source)
-    Yf, y_names = _labels_from(Y, source)
+    if classes is not None:
+        Yf = np.asarray(Y)
+        if Yf.ndim != 1 or (Yf.size and not np.isin(Yf, np.arange(-1, len(classes))).all()):
+            raise DataError(f"{source}: single-label targets must be a vector of class codes 0..{len(classes) - 1}")
+        Yf, y_names = Yf.astype(np.int64), [str(label_names[0]) if label_names else "class"]
+        label_names = y_names
+    else:
+        Yf, y_names = _labels_from(Y, source)
     if Xf.shape[0] != Yf.shape[0]:
         raise DataError(f"{source}: X has {Xf.shape[0]} rows but Y has {Yf.shape[0]}")
     if Xf.shape[0] == 0:
         raise DataError(f"{source}: the dataset has no instances")
     features = list(feature_names) if feature_names is not None else x_names or [f"x{j}" for j in range(Xf.shape[1])]
     labels = list(label_names) if label_names is not None else y_names or [f"y{k}" for k in range(Yf.shape[1])]
+    if classes is None and len(labels) != Yf.shape[1]:
+        raise DataError(f"{source}: {len(labels)} label names for {Yf.shape[1]} label columns")
     if len(features) != Xf.shape[1]:
         raise DataError(f"{source}: {len(features)} feature names for {Xf.shape[1]} columns")
     refuse_non_finite(Xf, features, source)
@@ -957,7 +1049,7 @@ def from_arrays(X: Any, Y: Any, *, feature_names: Sequence[str] | None = None,
             raise DataError(f"{source}: categorical feature {features[j]!r} must hold integer codes >= 0")
         categories[j] = tuple(str(i) for i in range(int(present.max()) + 1 if present.size else 0))
     return Dataset(Xf, Yf, tuple(str(f) for f in features), tuple(str(lab) for lab in labels),
-                   tuple(sorted(categories)), name, source, categories)
+                   tuple(sorted(categories)), name, source, categories, (), tuple(classes or ()))
 
 
 # --------------------------------------------------------------------------------------------
@@ -965,12 +1057,14 @@ def from_arrays(X: Any, Y: Any, *, feature_names: Sequence[str] | None = None,
 # --------------------------------------------------------------------------------------------
 
 def load_openml(name_or_id: str | int, *, version: int | str = "active", labels: Sequence[str] | None = None,
-                data_home: str | Path | None = None, drop_ids: bool = True) -> Dataset:
+                target: str | Sequence[str] | None = None, data_home: str | Path | None = None,
+                drop_ids: bool = True, unlabelled: bool = False) -> Dataset:
     """Fetch a dataset from OpenML by name or numeric id (needs the network, or sklearn's cache).
 
-    Labels are ``labels`` if given, else the dataset's default target attribute(s)
-    (multi-label OpenML datasets such as yeast, id 40597, list all label columns there);
-    they must be 0/1 or ``FALSE``/``TRUE``. No network gives a DataError, not a hang:
+    Targets are ``target`` (one name: a class; several: labels), else ``labels`` (0/1 labels),
+    else the dataset's default target attribute(s): one is a single-label class, several are
+    labels (multi-label OpenML datasets such as yeast, id 40597, list all label columns there),
+    which must be 0/1 or ``FALSE``/``TRUE``. No network gives a DataError, not a hang:
     a single retry after 0.1 s.
     """
     from urllib.error import URLError
@@ -994,16 +1088,21 @@ def load_openml(name_or_id: str | int, *, version: int | str = "active", labels:
     cats: Mapping[str, Sequence[str]] = getattr(bunch, "categories", None) or {}
     attrs = [_Attribute(f, "nominal", tuple(str(v) for v in cats[f]), 0) if f in cats else _Attribute(f, "numeric")
              for f in names]
-    if labels is None:
-        target = (getattr(bunch, "details", None) or {}).get("default_target_attribute") or ""
-        labels = [t.strip() for t in str(target).split(",") if t.strip()]
+    single = False
+    if target is not None:
+        labels = target_names(target)
+        single = len(labels) == 1
+    elif labels is None:
+        default = (getattr(bunch, "details", None) or {}).get("default_target_attribute") or ""
+        labels = [t.strip() for t in str(default).split(",") if t.strip()]
         if not labels:
-            raise DataError(f"{where}: no labels found: the dataset has no default target; pass labels=[...]")
+            raise DataError(f"{where}: no targets found: the dataset has no default target; pass target=...")
+        single = len(labels) == 1
     label_idx = _labels_by_name(list(labels), attrs, where, "the label list")
     line_of = np.arange(1, data.shape[0] + 1)             # "line" = row number for OpenML data
     ds_name = str((getattr(bunch, "details", None) or {}).get("name") or key)
     return _assemble(np.asarray(data, dtype=np.float64), attrs, label_idx, where=where, name=ds_name,
-                     source=where, line_of=line_of, drop_ids=drop_ids)
+                     source=where, line_of=line_of, drop_ids=drop_ids, single=single, unlabelled=unlabelled)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1025,8 +1124,10 @@ def load_split(train: str | Path, test: str | Path, **kwargs: Any) -> tuple[Data
         only_train = sorted(set(tr.feature_names) - set(te.feature_names))[:3]
         raise DataError(f"{test}: its features do not match {Path(str(train)).name} (only in test: {only_test}, "
                         f"only in train: {only_train}, or a different order)")
-    if te.label_names != tr.label_names:
-        raise DataError(f"{test}: its labels do not match {Path(str(train)).name}")
+    if te.label_names != tr.label_names or (te.Y.ndim != tr.Y.ndim):
+        raise DataError(f"{test}: its targets ({', '.join(te.label_names[:5])}) do not match those of "
+                        f"{Path(str(train)).name} ({', '.join(tr.label_names[:5])})")
+    Y = recode_classes(te, tr.classes, str(test)) if tr.Y.ndim == 1 else te.Y
     X = np.array(te.X)
     for j in tr.categorical_features:
         want, have = tr.categories.get(j, ()), te.categories.get(j, ())
@@ -1037,14 +1138,32 @@ def load_split(train: str | Path, test: str | Path, **kwargs: Any) -> tuple[Data
         col = X[:, j]
         codes = np.where(np.isnan(col), len(have), col).astype(np.int64)
         X[:, j] = lut[codes]
-    te = Dataset(X, te.Y, te.feature_names, te.label_names, tr.categorical_features, te.name, te.source,
-                 tr.categories, te.dropped_features)
+    te = Dataset(X, Y, te.feature_names, te.label_names, tr.categorical_features, te.name, te.source,
+                 tr.categories, te.dropped_features, tr.classes)
     return tr, te
 
 
+def recode_classes(data: Dataset, classes: Sequence[str], where: str) -> np.ndarray:
+    """The class codes of single-label ``data`` in terms of ``classes`` (another file's class order).
+
+    A class of ``data`` that ``classes`` lacks is a DataError naming it: a model cannot predict it.
+    """
+    if tuple(data.classes) == tuple(classes):
+        return data.Y
+    lookup = {c: i for i, c in enumerate(classes)}
+    used = np.unique(data.Y[data.Y >= 0])
+    unknown = [data.classes[int(c)] for c in used if data.classes[int(c)] not in lookup]
+    if unknown:
+        raise DataError(f"{where}: class {unknown[0]!r} does not occur among the training classes "
+                        f"({', '.join(list(classes)[:10])})")
+    lut = np.array([lookup.get(c, -1) for c in data.classes] + [-1], dtype=np.int64)
+    return lut[np.where(data.Y >= 0, data.Y, len(data.classes))]
+
+
 def load_dataset(path_or_name: str | Path, **kwargs: Any) -> Dataset:
-    """Load by extension: ``.arff`` (MULAN/MEKA), ``.csv``/``.tsv`` (``label_columns=`` required),
-    each optionally ``.gz``/``.bz2``/``.xz``; ``openml:<name or id>`` fetches from OpenML."""
+    """Load by extension: ``.arff`` (single-label, MULAN/MEKA multi-label), ``.csv``/``.tsv``
+    (``target=`` required), each optionally ``.gz``/``.bz2``/``.xz``; ``openml:<name or id>``
+    fetches from OpenML. Keyword arguments go to the loader (``target``, ``unlabelled``, …)."""
     if isinstance(path_or_name, str) and path_or_name.lower().startswith("openml:"):
         return load_openml(path_or_name.split(":", 1)[1], **kwargs)
     p = Path(path_or_name)
@@ -1055,10 +1174,6 @@ def load_dataset(path_or_name: str | Path, **kwargs: Any) -> Dataset:
     if name.endswith(".arff"):
         return load_arff(p, **kwargs)
     if name.endswith(".csv") or name.endswith(".tsv"):
-        if "label_columns" not in kwargs:
-            raise DataError(f"{p}: a CSV file needs label_columns=[...] naming its 0/1 label columns (from Python); "
-                            "the command line cannot name them: save it as ARFF with '-C q' in the relation name "
-                            "(the first q attributes are the labels)")
         return load_csv(p, **kwargs)
     if not _exists(p):
         raise DataError(f"{p}: no such file (give an .arff or .csv file, or 'openml:<name or id>')")

@@ -58,7 +58,6 @@ import numpy as np
 
 from .candidate import Split
 from .data import Dataset
-from .splits import holdout_split, stratified_folds
 
 __all__ = [
     "SCENARIOS", "MIN_ATTRIBUTES", "NIS_VALID_FRACTION", "Fidelity", "FidelitySchedule", "attribute_ranking",
@@ -259,6 +258,8 @@ class Fidelity:
     Indices refer to the training set the view was made from; the arrays are sorted and
     read-only. ``step`` is 0 for :func:`full_view` (the final re-evaluation, outside the
     schedule). Compare views by ``key`` (``eq=False``: ``==`` on array fields is ambiguous).
+    A cross-validated view (``--cv K``) learns from all its rows (``valid`` is empty) and
+    ``folds`` holds its K ``(train, test)`` parts as positions in ``learn``.
     """
 
     step: int
@@ -266,16 +267,27 @@ class Fidelity:
     learn: np.ndarray
     valid: np.ndarray
     key: str
+    folds: tuple = ()
 
 
 def _make(train: Dataset, step: int, features: np.ndarray, learn: np.ndarray, valid: np.ndarray,
-          label: str) -> Fidelity:
+          label: str, folds: tuple = ()) -> Fidelity:
     features, learn, valid = _frozen(np.sort(features)), _frozen(np.sort(learn)), _frozen(np.sort(valid))
+    folds = tuple((_frozen(np.sort(a)), _frozen(np.sort(b))) for a, b in folds)
     h = hashlib.blake2b(digest_size=5)
     h.update(np.array([train.n_instances, train.n_features, features.size, learn.size], dtype="<i8").tobytes())
-    for part in (features, learn, valid):
+    for part in (features, learn, valid, *(b for _, b in folds)):
         h.update(part.astype("<i8").tobytes())
-    return Fidelity(step, features, learn, valid, f"{label}#{h.hexdigest()}")
+    return Fidelity(step, features, learn, valid, f"{label}{f'/cv{len(folds)}' if folds else ''}#{h.hexdigest()}",
+                    folds)
+
+
+def _rows(train: Dataset, rng: np.random.Generator, cv: int) -> tuple[np.ndarray, np.ndarray, tuple]:
+    """``(learn, valid, folds)`` of a view over all the rows: the 80/20 hold-out, or ``cv`` stratified folds."""
+    if cv:
+        return np.arange(train.n_instances), np.arange(0), tuple(train.task.kfold(train.Y, cv, rng))
+    learn, valid = train.task.holdout(train.Y, rng, NIS_VALID_FRACTION)
+    return learn, valid, ()
 
 
 def _check_resample(resample: int) -> int:
@@ -284,11 +296,12 @@ def _check_resample(resample: int) -> int:
     return int(resample)
 
 
-def full_view(train: Dataset, resample: int, rng: np.random.Generator) -> Fidelity:
-    """All attributes, the 80/20 stratified learning/validation split (final re-evaluation, NAS-NIS)."""
+def full_view(train: Dataset, resample: int, rng: np.random.Generator, cv: int = 0) -> Fidelity:
+    """All attributes, the 80/20 stratified learning/validation split — or, with ``cv``, a stratified
+    ``cv``-fold cross-validation of all rows (final re-evaluation, NAS-NIS)."""
     resample = _check_resample(resample)
-    learn, valid = holdout_split(train.Y, rng, NIS_VALID_FRACTION)
-    return _make(train, 0, np.arange(train.n_features), learn, valid, f"r{resample}/full")
+    learn, valid, folds = _rows(train, rng, cv)
+    return _make(train, 0, np.arange(train.n_features), learn, valid, f"r{resample}/full", folds)
 
 
 class FidelitySchedule:
@@ -340,23 +353,29 @@ class FidelitySchedule:
             raise ValueError(f"step must be an integer in 1..{self.steps}, got {step!r}")
         return int(step)
 
-    def view(self, train: Dataset, step: int, resample: int, rng: np.random.Generator) -> Fidelity:
-        """The data of period ``step`` for ``train``; the split is drawn from ``rng`` (advances it)."""
+    def view(self, train: Dataset, step: int, resample: int, rng: np.random.Generator, cv: int = 0) -> Fidelity:
+        """The data of period ``step`` for ``train``; the split is drawn from ``rng`` (advances it).
+        ``cv``: a stratified ``cv``-fold cross-validation of the rows instead of the NIS hold-out
+        (not with PIS, which cuts the rows itself)."""
         step = self._check_step(step)
         resample = _check_resample(resample)
         m = train.n_features
         k = self.n_features(m, step)
         features = np.arange(m) if k >= m else attribute_ranking(train)[:k]
+        cv_folds: tuple = ()
         if self.instances == "PIS":
+            if cv:
+                raise ValueError(f"{self.scenario} cuts the rows into folds itself; cross-validation needs NIS")
             k_folds = self.steps + 1
             if train.n_instances < k_folds:
                 raise ValueError(f"PIS needs at least {k_folds} training instances for {k_folds} folds, "
                                  f"got {train.n_instances}")
-            folds = stratified_folds(train.Y, [1.0 / k_folds] * k_folds, rng)
+            folds = train.task.folds(train.Y, [1.0 / k_folds] * k_folds, rng)
             learn, valid = np.concatenate(folds[:step]), np.concatenate(folds[step:])
         else:
-            learn, valid = holdout_split(train.Y, rng, NIS_VALID_FRACTION)
-        return _make(train, step, features, learn, valid, f"r{resample}/{self.scenario}:{step}of{self.steps}")
+            learn, valid, cv_folds = _rows(train, rng, cv)
+        return _make(train, step, features, learn, valid, f"r{resample}/{self.scenario}:{step}of{self.steps}",
+                     cv_folds)
 
 
 def restrict(train: Dataset, fidelity: Fidelity) -> Split:
@@ -374,4 +393,4 @@ def restrict(train: Dataset, fidelity: Fidelity) -> Split:
     categorical = tuple(sorted(position[c] for c in train.categorical_features if c in position))
     learn, valid = np.asarray(fidelity.learn), np.asarray(fidelity.valid)
     return Split(train.X[np.ix_(learn, cols)], train.Y[learn], train.X[np.ix_(valid, cols)], train.Y[valid],
-                 categorical)
+                 categorical, train.task, fidelity.folds)

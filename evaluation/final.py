@@ -20,7 +20,7 @@ from spaces.compiler import compile_tree
 from spaces.registry import load_all
 
 from .isolation import OK, Limits, run_isolated
-from .metrics import multilabel_measures
+from .task import Task, task_of
 
 
 @dataclass
@@ -37,26 +37,28 @@ class FinalFit:
         return self.status == OK
 
 
-def _fit(tree: Node, grammar: Grammar, X, Y, categorical, X_test, Y_test, random_state: int):
-    model = compile_tree(tree, grammar, random_state=random_state, categorical_features=categorical or None)
+def _fit(tree: Node, grammar: Grammar, X, Y, categorical, X_test, Y_test, random_state: int, task: Task):
+    model = compile_tree(tree, grammar, random_state=random_state, categorical_features=categorical or None,
+                         task=task)
     t0 = time.perf_counter()
     model.fit(X, Y)
     fit_time = time.perf_counter() - t0
     measures = {}
-    if X_test is not None:
-        scores = model.predict_proba(X_test)
-        predictions = (scores >= model.thresholds_).astype(np.int8)
-        measures = multilabel_measures(Y_test, predictions, scores)
+    if X_test is not None and len(X_test):
+        predictions, scores = task.outputs(model, X_test)
+        measures = task.measures(Y_test, predictions, scores)
     return model, measures, fit_time
 
 
 def fit_final(tree: Node, grammar: Grammar, X: np.ndarray, Y: np.ndarray, categorical_features=(),
               X_test: np.ndarray | None = None, Y_test: np.ndarray | None = None,
-              limits: Limits = Limits(), random_state: int = 0) -> FinalFit:
-    """Fit ``tree``'s model on ``(X, Y)`` in isolation; measure it on the test set if given."""
+              limits: Limits = Limits(), random_state: int = 0, task: Task | None = None) -> FinalFit:
+    """Fit ``tree``'s model on ``(X, Y)`` in isolation; measure it on the test set if given.
+    ``task``: the data's (:mod:`evaluation.task`; None: read off ``Y``)."""
     load_all()
-    outcome = run_isolated(_fit, (tree, grammar, X, Y, list(categorical_features), X_test, Y_test, random_state),
-                           limits)
+    task = task or task_of(Y)
+    outcome = run_isolated(_fit, (tree, grammar, X, Y, list(categorical_features), X_test, Y_test, random_state,
+                                  task), limits)
     if outcome.status != OK:
         return FinalFit(outcome.status, wall_time=outcome.wall_time, reason=outcome.reason)
     model, measures, fit_time = outcome.value

@@ -20,14 +20,17 @@ the loaders (:mod:`evaluation.data`) call :func:`refuse_non_finite`, ``evolve`` 
   80/20 learning/validation split every run uses (:data:`evaluation.fidelity.NIS_VALID_FRACTION`),
   6 for the six folds of a PIS fidelity schedule, and for ``--fold k`` of 5 enough rows that
   the training part of every fold still has the hold-out's 5 (:func:`fold_min_rows`: 7);
-* every label constant in the training data (each label always 0 or always 1): a model that
-  ignores the features is perfect, so the search has nothing to find. This is also what a
-  wrong ``-C`` or label file usually looks like, so the message says to check them.
+* every label constant in the training data (each label always 0 or always 1), or a single
+  class of single-label data: a model that ignores the features is perfect, so the search
+  has nothing to find. This is also what a wrong ``-C``, label file or ``--target`` usually
+  looks like, so the message says to check them;
+* fewer rows than the folds of an internal cross-validation (``--cv K``).
 
 **Warned about** (returned as strings; the run goes on, and the CLI prints ``warning: …``):
 
 * some labels constant in the training data: every model predicts them trivially, so
-  measures averaged over labels are inflated by them;
+  measures averaged over labels are inflated by them; for single-label data, classes with
+  fewer rows than the cross-validation folds (some folds then never see them);
 * fewer than :data:`SMALL_VALID_ROWS` validation rows: a candidate's fitness then moves in
   steps of 1/rows, and the search follows noise;
 * every feature constant or missing: the models can only learn how often each label occurs.
@@ -123,17 +126,20 @@ def _named(data: Dataset, labels: list[tuple[int, int]]) -> str:
     return shown + (f", … ({len(labels) - _SHOWN} more)" if len(labels) > _SHOWN else "")
 
 
-def check_learnable(train: Dataset, *, schedule=None, what: str = "the training data") -> list[str]:
+def check_learnable(train: Dataset, *, schedule=None, what: str = "the training data", cv: int = 0) -> list[str]:
     """Refuse (DataError) a training set the search cannot learn from; return warnings (strings).
 
     ``schedule``: the run's :class:`evaluation.fidelity.FidelitySchedule` (None: no multi-fidelity);
     a PIS schedule cuts the training data into more parts than the learning/validation split.
-    ``what`` names the training data in messages, e.g. ``"the training part of fold 2"``. The
-    rules are in the module docstring.
+    ``what`` names the training data in messages, e.g. ``"the training part of fold 2"``; ``cv``
+    the folds of the candidates' internal cross-validation (0: the hold-out split). The rules
+    are in the module docstring.
     """
     where = _where(train)
     n = train.n_instances
     parts = {"the learning/validation split": _holdout_fractions()}
+    if cv:
+        parts[f"{cv}-fold cross-validation"] = (1.0 / cv,) * cv
     if schedule is not None and schedule.instances == "PIS":
         k = sum(schedule.n_folds(1))
         parts[f"the {schedule.scenario} schedule's {k} folds"] = (1.0 / k,) * k
@@ -142,17 +148,42 @@ def check_learnable(train: Dataset, *, schedule=None, what: str = "the training 
         if n < need:
             raise DataError(f"{where}: {what} has {_instances(n)}, too few for {split}: it needs at least "
                             f"{need}, so that its smallest part gets one; give a larger dataset")
+    warnings = []
+    if train.Y.ndim == 1:
+        return _single_label(train, where, what, cv) + _feature_warnings(train, where, what, cv)
     constant = _constant_labels(train.Y)
     if len(constant) == train.n_labels:
         raise DataError(f"{where}: every label is constant in {what} ({_named(train, constant)}): a model that "
                         "ignores the features is perfect, so there is nothing to learn; check which attributes are "
-                        "the labels (the MULAN .xml file, or -C in the relation name)")
-    warnings = []
+                        "the labels (the MULAN .xml file, -C in the relation name, or --target)")
     if constant:
         warnings.append(f"{where}: {len(constant)} of the {train.n_labels} labels are constant in {what} "
                         f"({_named(train, constant)}): every model predicts them trivially, so measures averaged "
                         "over labels overstate how well the others are learnt; consider removing them")
-    valid = math.floor(n * _holdout_fractions()[0])
+    return warnings + _feature_warnings(train, where, what, cv)
+
+
+def _single_label(train: Dataset, where: str, what: str, cv: int) -> list[str]:
+    counts = np.bincount(train.Y, minlength=len(train.classes))
+    present = np.flatnonzero(counts)
+    if present.size < 2:
+        only = f"only class {train.classes[present[0]]!r} occurs" if present.size else "no class occurs"
+        raise DataError(f"{where}: {only} in {what}: a model that ignores the features is perfect, so there is "
+                        "nothing to learn; check which attribute is the class (the last one, or --target NAME)")
+    warnings = []
+    rare = [train.classes[k] for k in present if counts[k] < cv]
+    if rare:
+        shown = ", ".join(repr(c) for c in rare[:_SHOWN]) + (f", … ({len(rare) - _SHOWN} more)"
+                                                             if len(rare) > _SHOWN else "")
+        warnings.append(f"{where}: {len(rare)} class(es) have fewer rows than the {cv} cross-validation folds in "
+                        f"{what} ({shown}): some folds never see them")
+    return warnings
+
+
+def _feature_warnings(train: Dataset, where: str, what: str, cv: int = 0) -> list[str]:
+    warnings = []
+    n = train.n_instances
+    valid = n if cv else math.floor(n * _holdout_fractions()[0])
     if valid < SMALL_VALID_ROWS:
         warnings.append(f"{where}: {what} has {n} instances, so about {max(valid, 1)} validate each candidate: its "
                         "fitness moves in large steps and the search mostly follows noise; at least "

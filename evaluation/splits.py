@@ -52,8 +52,8 @@ from typing import Any
 import numpy as np
 from skmultilearn.model_selection import IterativeStratification
 
-__all__ = ["SechidisStratification", "draw_seed", "holdout_split", "kfold_splits", "label_proportion_deviation",
-           "stratified_folds"]
+__all__ = ["SechidisStratification", "class_folds", "draw_seed", "holdout_split", "kfold_splits",
+           "label_proportion_deviation", "stratified_folds"]
 
 _SEED_BOUND = 2**32  # numpy.random.RandomState accepts seeds in [0, 2**32 - 1]
 
@@ -169,6 +169,43 @@ def _fill_empty(folds: list[np.ndarray], Y: np.ndarray) -> list[np.ndarray]:
         row = rows[int(np.argmin(Y[rows].sum(axis=1)))]
         folds[empty[0]] = np.array([row], dtype=rows.dtype)
         folds[big] = rows[rows != row]
+
+
+def class_folds(y: Any, fractions: Sequence[float], rng: np.random.Generator) -> list[np.ndarray]:
+    """Partition the rows of a class-code vector ``y`` into ``len(fractions)`` stratified folds.
+
+    The single-label counterpart of :func:`stratified_folds`. The rows are grouped by class
+    (randomly ordered within each class) and dealt out one by one to the fold that is furthest
+    below its share so far (ties: a fold order drawn once), so every class is spread over the
+    folds in proportion to the fractions, every fold gets its share of the rows overall, and a
+    class with fewer rows than folds simply misses some folds (scikit-learn's stratified
+    splitters refuse such data). Returns one sorted index array per fold, none empty when there
+    are at least as many rows as ``1 / min(fractions)``. Only ``rng`` is drawn from.
+    """
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"class codes must be a 1-D vector, got shape {y.shape}")
+    n, k = len(y), len(fractions)
+    if k < 2:
+        raise ValueError("need at least 2 folds")
+    fr = np.asarray([float(f) for f in fractions])
+    if np.any((fr <= 0) | (fr >= 1)) or abs(fr.sum() - 1.0) > 1e-9:
+        raise ValueError(f"fractions must lie in (0, 1) and sum to 1, got {list(fractions)}")
+    if n < k:
+        raise ValueError(f"cannot split {n} instances into {k} folds")
+    order = rng.permutation(n)
+    order = order[np.argsort(y[order], kind="stable")]       # grouped by class, random within each
+    priority = rng.permutation(k)                             # who wins a tie
+    tie = np.empty(k)
+    tie[priority] = np.arange(k) * 1e-9
+    counts = np.zeros(k)
+    fold_of = np.empty(n, dtype=np.int64)
+    for i, row in enumerate(order):
+        j = int(np.argmax(fr * (i + 1) - counts - tie))
+        fold_of[row] = j
+        counts[j] += 1
+    folds = [np.flatnonzero(fold_of == j) for j in range(k)]
+    return _fill_empty(folds, np.zeros((n, 1)))
 
 
 def holdout_split(Y: Any, rng: np.random.Generator, valid_fraction: float = 0.2) -> tuple[np.ndarray, np.ndarray]:

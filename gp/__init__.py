@@ -15,8 +15,8 @@ __all__ = ["BoundGrammar", "ChoiceContext", "DatasetMeta", "Grammar", "GrammarEr
 
 def __getattr__(name: str):
     # The estimator pulls in the search stack (scikit-learn, DEAP, Dask); import it on demand.
-    if name == "GrammarAutoML":
-        from .automl import GrammarAutoML
+    if name in ("GrammarAutoML", "GrammarAutoMLClassifier"):
+        from . import automl
 
-        return GrammarAutoML
+        return getattr(automl, name)
     raise AttributeError(f"module 'gp' has no attribute {name!r}")

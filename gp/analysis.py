@@ -15,7 +15,8 @@ grammar whose count squares at every rule has a count with a billion digits.
 hyper-parameter is held at its default, i.e. when only structural (``alg``) choices
 vary: exactly the trees of species 1. *Configurations* count every choice, with an
 integer range counting each of its values and a real range counting
-:data:`REAL_LEVELS` values, as the thesis does for Tables 5.3/5.4.
+:data:`REAL_LEVELS` values, as the thesis does for Tables 5.3/5.4, unless it has a
+``step``: a grid counts its values (``RANDOM-REAL(0.05, 5.0, step=0.05)`` counts 100).
 """
 from __future__ import annotations
 
@@ -202,13 +203,16 @@ class GrammarAnalysis:
         return self._count_trees(alternatives_of, lambda *_: 1)[self.grammar.start]
 
     def configurations(self, meta: DatasetMeta | None = None, rule: str | None = None) -> float:
-        """Configuration count (reals as :data:`REAL_LEVELS` values) of the grammar or one rule."""
+        """Configuration count (reals as :data:`REAL_LEVELS` values, grids as their own) of the grammar or a rule."""
         if meta not in self._config_counts:
             bound = self.grammar.bind(meta)
 
             def values(name: str, a: int, i: int, s: Sampler) -> float:
                 lo, hi = bound.range_of((name, a, i))
-                return int(hi - lo + 1) if s.kind == "int" else REAL_LEVELS
+                if s.kind == "int":
+                    return int(hi - lo + 1)
+                grid = bound.grid_of((name, a, i))
+                return REAL_LEVELS if grid is None else len(grid)
 
             self._config_counts[meta] = self._count_trees(lambda r: range(len(r.alternatives)), values)
         return self._config_counts[meta][rule or self.grammar.start]

@@ -1,98 +1,71 @@
-"""The Python API: grammar-guided AutoML as one scikit-learn estimator.
+"""The Python API: grammar-guided AutoML as scikit-learn estimators, one per task.
 
 ``GrammarAutoML(grammar="grammars/large.bnf", method="ggp", time_budget=600).fit(X, Y)``
-runs the same search as ``cli.py evolve`` (same loop, engine, limits and defaults) and
-keeps the refit winner, so ``predict``, ``predict_proba`` and ``score`` work as for any
-classifier, and the estimator can be cloned and used in ``cross_val_score``. By
-default nothing is written to disk; give ``output_dir`` to keep a full run directory
-(then ``python cli.py inspect DIR`` works on it).
+searches a space of multi-label methods; ``GrammarAutoMLClassifier(grammar=
+"grammars/ensembles.bnf", method="pbil").fit(X, y)`` a space of single-label classifiers
+(PBIL-Auto-Ens by default). Both run the same search as ``cli.py evolve`` (same loop,
+engine, limits and defaults) and keep the refit winner, so ``predict``, ``predict_proba``
+and ``score`` work as for any classifier, and the estimators can be cloned and used in
+``cross_val_score``. By default nothing is written to disk; give ``output_dir`` to keep a
+full run directory (then ``python cli.py inspect DIR`` works on it).
+
+A method's own parameters (PBIL's learning rate, say) go in ``method_params``: each method
+declares them (:mod:`gp.search.parameters`), so a new method needs no edit here.
 """
 from __future__ import annotations
 
 import warnings
-
 from pathlib import Path
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-DEFAULT_GRAMMAR = Path(__file__).resolve().parents[1] / "grammars" / "large.bnf"
+GRAMMARS = Path(__file__).resolve().parents[1] / "grammars"
+#: default grammars, as strings (scikit-learn's parameter checks accept plain values only)
+DEFAULT_GRAMMAR = str(GRAMMARS / "large.bnf")
+DEFAULT_SINGLE_LABEL_GRAMMAR = str(GRAMMARS / "ensembles.bnf")
 
 
-class GrammarAutoML(MultiOutputMixin, ClassifierMixin, BaseEstimator):
-    """Search a grammar's space of multi-label classifiers for the best one on ``(X, Y)``.
-
-    Parameters mirror ``cli.py evolve``: ``method`` (ggp | spggp | random | beam),
-    ``time_budget`` in seconds, ``eval_timeout`` the hard cap per candidate in seconds (None:
-    a tenth of the budget), ``adaptive_timeout``, ``mode`` (None: async where the method has
-    it; "generational"), ``screening`` (on: new candidates are fit on a third of the rows
-    first), ``memory_limit`` in bytes per candidate (what it may add to its worker process's
-    memory; at least 64 MB), ``n_jobs`` evaluation processes (None: every core), ``scheduler`` a
-    Dask address, ``fitness`` the maximised measure, ``population`` (GGP population, 8 × species
-    size for spGGP, batch size for random and beam search), ``fidelity`` a multi-fidelity
-    scenario, ``max_generations`` an optional cap, ``categorical_features`` the indices of
-    integer-coded nominal columns of ``X``.
-
-    After ``fit``: ``best_model_`` (the fitted :class:`~spaces.model.MultiLabelModel`),
-    ``best_phenotype_``, ``best_tree_``, ``best_validation_fitness_``, ``history_`` (one
-    record per generation), ``final_`` (the run summary, as in ``final.json``),
-    ``run_dir_`` (None unless ``output_dir`` was given).
-    """
-
-    def __init__(self, grammar: str | Path = DEFAULT_GRAMMAR, method: str = "ggp", time_budget: float = 600.0,
-                 eval_timeout: float | None = None, adaptive_timeout: bool = True, mode: str | None = None,
-                 screening: bool = True, memory_limit: int = 2 * 1024 ** 3, n_jobs: int | None = None,
-                 scheduler: str | None = None, fitness: str = "fitness", population: int = 80,
-                 fidelity: str = "NAS-NIS", max_generations: int | None = None, categorical_features=None,
-                 random_state: int = 0, output_dir: str | Path | None = None, verbose: bool = False):
-        self.grammar = grammar
-        self.method = method
-        self.time_budget = time_budget
-        self.eval_timeout = eval_timeout
-        self.adaptive_timeout = adaptive_timeout
-        self.mode = mode
-        self.screening = screening
-        self.memory_limit = memory_limit
-        self.n_jobs = n_jobs
-        self.scheduler = scheduler
-        self.fitness = fitness
-        self.population = population
-        self.fidelity = fidelity
-        self.max_generations = max_generations
-        self.categorical_features = categorical_features
-        self.random_state = random_state
-        self.output_dir = output_dir
-        self.verbose = verbose
+class _GrammarSearch(BaseEstimator):
+    """What both estimators share: the run's configuration and the search itself."""
 
     def _config(self):
         from gp.search.config import RunConfig
+        from gp.search.method import METHODS, known_methods
 
-        species = {}
-        if self.method == "spggp":
-            if self.population % 8:
-                raise ValueError(f"population for spggp must be a multiple of the 8 species, got {self.population}")
-            species = {"species_size": self.population // 8}
+        known_methods()
+        if self.method not in METHODS:
+            raise ValueError(f"unknown method {self.method!r}; known: {', '.join(sorted(METHODS))}")
+        params = dict(self.method_params or {})
+        sizes = {}
+        if self.population is not None:
+            if any(p.name == "population" for p in METHODS[self.method].parameters):
+                params.setdefault("population", int(self.population))
+            sizes = {"population": int(self.population), "batch_size": int(self.population)}
+            if self.method == "spggp":
+                if self.population % 8:
+                    raise ValueError(f"population for spggp must be a multiple of the 8 species, "
+                                     f"got {self.population}")
+                sizes["species_size"] = self.population // 8
         return RunConfig(method=self.method, budget_seconds=float(self.time_budget),
                          eval_timeout=None if self.eval_timeout is None else float(self.eval_timeout),
                          adaptive_timeout=bool(self.adaptive_timeout), mode=self.mode, screening=bool(self.screening),
-                         memory_bytes=int(self.memory_limit),
-                         workers=self.n_jobs, scheduler=self.scheduler, seed=int(self.random_state),
-                         fitness=self.fitness, population=self.population, batch_size=self.population,
-                         fidelity=self.fidelity, max_generations=self.max_generations, **species)
+                         memory_bytes=int(self.memory_limit), workers=self.n_jobs, scheduler=self.scheduler,
+                         seed=int(self.random_state), fitness=self.fitness, cv=self.cv, fidelity=self.fidelity,
+                         max_generations=self.max_generations, method_params=params, **sizes)
 
-    def fit(self, X, Y) -> "GrammarAutoML":
-        from evaluation.data import from_arrays
+    def _search(self, train):
         from gp.search.progress import RichProgress
-        from gp.search.run import RunData, describe_data, start
+        from gp.search.run import describe_data, start
 
         config = self._config()
-        train = from_arrays(X, Y, categorical_features=self.categorical_features, name="fit(X, Y)")
-        data: RunData = describe_data(train, None, None, None, None, "arrays passed to fit")
+        data = describe_data(train, None, None, None, None, "arrays passed to fit")
         # a dataset the search cannot learn from raises DataError (a ValueError) before the search
         outcome = start(config, self.grammar, data, out=self.output_dir, write=self.output_dir is not None,
-                        observers=[RichProgress()] if self.verbose else [], argv=["GrammarAutoML.fit"],
-                        warn=lambda line: warnings.warn(line.removeprefix("warning: "), UserWarning, stacklevel=4))
+                        observers=[RichProgress()] if self.verbose else [], argv=[f"{type(self).__name__}.fit"],
+                        warn=lambda line: warnings.warn(line.removeprefix("warning: "), UserWarning, stacklevel=5))
         if outcome.model is None:
             raise RuntimeError(f"the search found no model that could be fitted ({outcome.final['status']}; "
                                f"{outcome.final.get('refit_failure') or 'every candidate failed'})")
@@ -106,6 +79,63 @@ class GrammarAutoML(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         self.n_features_in_ = train.n_features
         return self
 
+
+_PARAMETERS_DOC = """
+    Parameters mirror ``cli.py evolve``: ``method`` (ggp | spggp | random | beam | pbil | any
+    registered method), ``time_budget`` in seconds, ``eval_timeout`` the hard cap per candidate in
+    seconds (None: a tenth of the budget), ``adaptive_timeout``, ``mode`` (None: async where the
+    method has it; "generational"), ``screening`` (on: new candidates are fit on a third of the rows
+    first), ``memory_limit`` in bytes per candidate (what it may add to its worker process's memory;
+    at least 64 MB), ``n_jobs`` evaluation processes (None: every core), ``scheduler`` a Dask
+    address, ``fitness`` the maximised measure (None: the task's), ``cv`` internal cross-validation
+    folds per candidate (0: hold-out; None: the task's default), ``population`` (GGP population,
+    8 × species size for spGGP, batch size for random and beam search, PBIL's generation; None:
+    the method's default), ``method_params`` the method's own parameters (a dict: see
+    ``python cli.py evolve --help``), ``fidelity`` a multi-fidelity scenario, ``max_generations`` an
+    optional cap, ``categorical_features`` the indices of integer-coded nominal columns of ``X``.
+
+    After ``fit``: ``best_model_`` (the fitted model), ``best_phenotype_``, ``best_tree_``,
+    ``best_validation_fitness_``, ``history_`` (one record per generation), ``final_`` (the run
+    summary, as in ``final.json``), ``run_dir_`` (None unless ``output_dir`` was given).
+"""
+
+
+class GrammarAutoML(MultiOutputMixin, ClassifierMixin, _GrammarSearch):
+    __doc__ = "Search a grammar's space of multi-label classifiers for the best one on ``(X, Y)``.\n" + _PARAMETERS_DOC
+
+    def __init__(self, grammar: str | Path = DEFAULT_GRAMMAR, method: str = "ggp", time_budget: float = 600.0,
+                 eval_timeout: float | None = None, adaptive_timeout: bool = True, mode: str | None = None,
+                 screening: bool = True, memory_limit: int = 2 * 1024 ** 3, n_jobs: int | None = None,
+                 scheduler: str | None = None, fitness: str | None = None, cv: int | None = None,
+                 population: int | None = None, method_params: dict | None = None, fidelity: str = "NAS-NIS",
+                 max_generations: int | None = None, categorical_features=None, random_state: int = 0,
+                 output_dir: str | Path | None = None, verbose: bool = False):
+        self.grammar = grammar
+        self.method = method
+        self.time_budget = time_budget
+        self.eval_timeout = eval_timeout
+        self.adaptive_timeout = adaptive_timeout
+        self.mode = mode
+        self.screening = screening
+        self.memory_limit = memory_limit
+        self.n_jobs = n_jobs
+        self.scheduler = scheduler
+        self.fitness = fitness
+        self.cv = cv
+        self.population = population
+        self.method_params = method_params
+        self.fidelity = fidelity
+        self.max_generations = max_generations
+        self.categorical_features = categorical_features
+        self.random_state = random_state
+        self.output_dir = output_dir
+        self.verbose = verbose
+
+    def fit(self, X, Y) -> "GrammarAutoML":
+        from evaluation.data import from_arrays
+
+        return self._search(from_arrays(X, Y, categorical_features=self.categorical_features, name="fit(X, Y)"))
+
     def predict_proba(self, X) -> np.ndarray:
         check_is_fitted(self, "best_model_")
         return self.best_model_.predict_proba(X)
@@ -115,9 +145,73 @@ class GrammarAutoML(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         return self.best_model_.predict(X)
 
     def score(self, X, Y, sample_weight=None) -> float:
-        """The search's own measure (``fitness``; default Auto-MEKA's Eq. 5.1), greater is better."""
-        from evaluation.metrics import get_fitness
+        """The search's own measure (default Auto-MEKA's Eq. 5.1 fitness), greater is better."""
+        from evaluation.task import MultiLabel
 
-        scores = self.predict_proba(X)
-        predictions = (scores >= self.best_model_.thresholds_).astype(np.int8)
-        return float(get_fitness(self.fitness)(np.asarray(Y), predictions, scores))
+        check_is_fitted(self, "best_model_")
+        task = MultiLabel()
+        predictions, scores = task.outputs(self.best_model_, X)
+        return float(task.measures(np.asarray(Y), predictions, scores)[self.final_.get("fitness") or "fitness"])
+
+
+class GrammarAutoMLClassifier(ClassifierMixin, _GrammarSearch):
+    __doc__ = ("Search a grammar's space of single-label classifiers (default: PBIL over the PBIL-Auto-Ens "
+               "ensemble space) for the best one on ``(X, y)``; ``y`` holds any class labels.\n" + _PARAMETERS_DOC)
+
+    def __init__(self, grammar: str | Path = DEFAULT_SINGLE_LABEL_GRAMMAR, method: str = "pbil",
+                 time_budget: float = 600.0, eval_timeout: float | None = None, adaptive_timeout: bool = True,
+                 mode: str | None = None, screening: bool = True, memory_limit: int = 2 * 1024 ** 3,
+                 n_jobs: int | None = None, scheduler: str | None = None, fitness: str | None = None,
+                 cv: int | None = None, population: int | None = None, method_params: dict | None = None,
+                 fidelity: str = "NAS-NIS", max_generations: int | None = None, categorical_features=None,
+                 random_state: int = 0, output_dir: str | Path | None = None, verbose: bool = False):
+        self.grammar = grammar
+        self.method = method
+        self.time_budget = time_budget
+        self.eval_timeout = eval_timeout
+        self.adaptive_timeout = adaptive_timeout
+        self.mode = mode
+        self.screening = screening
+        self.memory_limit = memory_limit
+        self.n_jobs = n_jobs
+        self.scheduler = scheduler
+        self.fitness = fitness
+        self.cv = cv
+        self.population = population
+        self.method_params = method_params
+        self.fidelity = fidelity
+        self.max_generations = max_generations
+        self.categorical_features = categorical_features
+        self.random_state = random_state
+        self.output_dir = output_dir
+        self.verbose = verbose
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # missing values are imputed inside every model
+        return tags
+
+    def fit(self, X, y) -> "GrammarAutoMLClassifier":
+        from evaluation.data import from_arrays
+
+        X, y = validate_data(self, X, y, ensure_all_finite="allow-nan", ensure_min_samples=2)
+        check_classification_targets(y)
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        train = from_arrays(X, codes, categorical_features=self.categorical_features, name="fit(X, y)",
+                            classes=[str(c) for c in self.classes_])
+        return self._search(train)
+
+    def _outputs(self, X):
+        from evaluation.task import SingleLabel
+
+        check_is_fitted(self, "best_model_")
+        X = validate_data(self, X, reset=False, ensure_all_finite="allow-nan")
+        return SingleLabel(tuple(str(c) for c in self.classes_)).outputs(self.best_model_, X)
+
+    def predict_proba(self, X) -> np.ndarray:
+        """(n, len(classes_)) class probabilities, columns in the order of ``classes_``."""
+        return self._outputs(X)[1]
+
+    def predict(self, X) -> np.ndarray:
+        predictions = self._outputs(X)[0]
+        return self.classes_[predictions]

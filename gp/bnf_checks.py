@@ -1,9 +1,9 @@
 """The checks of a grammar file beyond its syntax, and the limits that keep loading bounded.
 
-``bnf_parser.py`` parses; this module judges what was parsed: annotations (their text,
-defaults and the numbers of int/real rules), references, finite derivations, what the
-generator can build, unreachable rules. Every problem is a :class:`Diagnostic` with
-``file:line:col``.
+``bnf_parser.py`` parses; this module judges what was parsed: sampler options (``log``,
+``step=``), annotations (their text, defaults and the numbers of int/real rules),
+references, finite derivations, what the generator can build, unreachable rules. Every
+problem is a :class:`Diagnostic` with ``file:line:col``.
 
 A grammar file is untrusted input. The file's size and token count are capped before
 Lark sees it (:data:`MAX_CHARS`, :data:`MAX_TOKENS`), nesting before the recursive
@@ -15,6 +15,7 @@ you mean" hints.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from dataclasses import dataclass
 
@@ -45,6 +46,51 @@ def literal_value(kind: str, text: str) -> tuple[float | None, str | None]:
         return None, f"'{shorten(text)}' is not a valid {'integer' if kind == 'int' else 'real number'}"
     problem = number_problem(kind, value)
     return (None, problem) if problem else (value, None)
+
+
+def sampler_options(sampler: str, options, err) -> tuple[bool, float | None]:
+    """``(log, step)`` from the options of a ``RANDOM-INT``/``RANDOM-REAL``, as ``(NAME, value tokens)``.
+
+    ``log`` takes no value; ``step=NUMBER`` (a positive finite number) only on ``RANDOM-REAL``
+    and never with ``log``; each option at most once, in any order. ``err(token, message)``
+    reports a problem at a token; an option in error is left out of the result.
+    """
+    real = sampler == "RANDOM-REAL"
+    allowed = ["log", "step"] if real else ["log"]
+    log, step, seen = False, None, {}
+    for key, value in options:
+        word = str(key)
+        if word in seen and word in allowed:
+            err(key, f"option '{word}' is given twice")
+            continue
+        seen[word] = key
+        if word == "log":
+            if value:
+                err(key, "the option 'log' takes no value; write ', log'")
+            else:
+                log = True
+        elif word == "step" and real:
+            if not value:
+                err(key, "step needs a value: step=NUMBER, e.g. step=0.05")
+                continue
+            text = "".join(str(t) for t in value)
+            number = float(text)
+            if not 0 < number < math.inf:  # a grid needs a step it can count in
+                err(value[0], f"step must be a positive finite number, got {shorten(text)}")
+            else:
+                step = number
+        elif word == "step":
+            err(key, "step is only allowed for RANDOM-REAL; for a grid of integers, list the values "
+                     "as alternatives (10 | 20 | 30)")
+        else:
+            hint = difflib.get_close_matches(word, allowed, n=1)
+            extra = f" (did you mean '{hint[0]}'?)" if hint else ""
+            options_text = "the options are 'log' and 'step=NUMBER'" if real else "the only option is 'log'"
+            err(key, f"unknown option '{shorten(word)}' for {sampler}{extra}; {options_text}")
+    if log and "step" in seen and real:
+        err(seen["step"], "step and log cannot be combined: a grid's values are evenly spaced, not log-spaced")
+        step = None
+    return log, step
 
 
 def check_numeric_terminals(rule: Rule, parts: list[Rule], src: SourceText, diags: list[Diagnostic]) -> None:
@@ -105,6 +151,7 @@ def check_annotation(rule: Rule, ann: Annotation, src: SourceText, diags: list[D
             return True  # the bound itself is wrong, and reported where the sampler is checked
         return (lo < value if s.lo_open else lo <= value) and (value < hi if s.hi_open else value <= hi)
 
+    # A grid's default only has to lie within the bounds, not on the grid: a species passes it as written.
     if not any(within(s) for s in samplers):
         ranges = ", ".join(str(s) for s in samplers) or " | ".join(texts)
         err(f"default {value} lies outside {shorten(ranges, 200)}; add 'sentinel' if that is intended")

@@ -27,8 +27,8 @@ from lark import Lark, Token, Transformer, v_args
 
 from .binding import sampler_range
 from .bnf_checks import (MAX_CHARS, at_most, check_annotation, check_derivations, check_numeric_terminals,
-                         check_references, lift_annotations, nesting_problem, parse_annotation, size_problem,
-                         unreachable_warnings)
+                         check_references, lift_annotations, nesting_problem, parse_annotation, sampler_options,
+                         size_problem, unreachable_warnings)
 from .errors import Diagnostic, GrammarError, SourceText
 from .expressions import FUNCTIONS, VARIABLES, BinOp, BoundError, Call, Neg, Num, Var, is_well_formed
 from .grammar import Alternative, Annotation, Grammar, NonTerminal, Rule, Sampler, Terminal
@@ -50,6 +50,7 @@ _FRIENDLY = {
     "LSQB": "'['",
     "RSQB": "']'",
     "COMMA": "','",
+    "EQUAL": "'='",
     "AT": "'@'",
     "NUMBER": "a number",
     "NAME": "a name",
@@ -161,14 +162,12 @@ class _ToRaw(Transformer):
     def optional(self, lsqb, alts):
         return _RawItem("opt", alts, lsqb.line, lsqb.column)
 
-    def sampler(self, name: Token, lo, hi, flag: Token | None = None):
+    def option(self, key: Token, *value: Token):
+        return key, value
+
+    def sampler(self, name: Token, lo, hi, *options):
         kind = "int" if name == "RANDOM-INT" else "real"
-        log = False
-        if flag is not None:
-            if str(flag) != "log":
-                self._err(flag, f"unknown option '{flag}' for {name}; the only option is 'log'")
-            else:
-                log = True
+        log, step = sampler_options(str(name), options, self._err)
         (lo_open_tok, lo_expr), (hi_open_tok, hi_expr) = lo, hi
         if lo_open_tok is not None and str(lo_open_tok) != ">":
             self._err(lo_open_tok, "an open lower bound is written '>lo'")
@@ -179,7 +178,7 @@ class _ToRaw(Transformer):
             self._err(lo_open_tok or hi_open_tok, "open bounds are only allowed for RANDOM-REAL")
             lo_open = hi_open = False
         loc = self.src.location(name.line, name.column)
-        sampler = Sampler(kind, lo_expr, hi_expr, lo_open, hi_open, log, loc)
+        sampler = Sampler(kind, lo_expr, hi_expr, lo_open, hi_open, log, loc, step)
         # Unknown names are already reported where they are written; dataset-dependent
         # bounds are checked when the grammar is bound (gp/binding.py, the same rule).
         if sampler.is_constant and is_well_formed(lo_expr) and is_well_formed(hi_expr):

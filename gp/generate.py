@@ -16,6 +16,10 @@ choice always exists (the parser refuses a grammar whose shallowest tree is alre
 too large). Trees of the shipped grammars are far below the limit, where it changes
 nothing. Expansion keeps its own stack instead of recursing, in the same pre-order
 (so the same random draws) as the recursive definition.
+
+A ``RANDOM-REAL`` with a ``step`` passes it to the policy, and the number the policy
+returns is stored as the grid value nearest to it (:meth:`gp.binding.Grid.nearest`): trees
+hold grid values exactly as the grammar computes them, whichever policy drew them.
 """
 from __future__ import annotations
 
@@ -152,4 +156,9 @@ class TreeGenerator:
         ctx = ChoiceContext(name, path, alt, i)
         if s.kind == "int":
             return self.policy.sample_int(ctx, int(lo), int(hi), s.log, rng)
-        return self.policy.sample_real(ctx, lo, hi, s.lo_open, s.hi_open, s.log, rng)
+        value = self.policy.sample_real(ctx, lo, hi, s.lo_open, s.hi_open, s.log, rng, step=s.step)
+        grid = self.bound.grid_of((name, alt, i))
+        # On a grid, the policy's number becomes the grid value it is nearest to: the tree
+        # then shows the value as the grammar computes it (0.15, not 0.15000000000000002),
+        # and a policy that draws inside bins of a large grid still yields grid values.
+        return value if grid is None else grid.nearest(value)

@@ -12,6 +12,7 @@ alternative + children", and every decision lives at a named grammar location.
 from __future__ import annotations
 
 import heapq
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Iterable, Iterator, Union
@@ -49,7 +50,12 @@ class Terminal:
 
 @dataclass(frozen=True)
 class Sampler:
-    """``RANDOM-INT(lo, hi)`` or ``RANDOM-REAL(lo, hi)``: a number drawn at generation."""
+    """``RANDOM-INT(lo, hi)`` or ``RANDOM-REAL(lo, hi)``: a number drawn at generation.
+
+    ``step`` (``RANDOM-REAL`` only, never with ``log``) makes the range a grid of the
+    values ``lo + k·step`` (:class:`gp.binding.Grid`). It comes last so that positional
+    construction without it keeps working.
+    """
 
     kind: str  # "int" | "real"
     lo: Expr
@@ -58,6 +64,12 @@ class Sampler:
     hi_open: bool = False
     log: bool = False
     location: SourceLocation | None = field(default=None, compare=False)
+    step: float | None = None
+
+    def __post_init__(self):
+        # The parser reports these at the option and never builds such a sampler.
+        if self.step is not None and (self.kind != "real" or self.log or not 0 < self.step < math.inf):
+            raise ValueError(f"invalid step {self.step!r} for a {self.kind} sampler (log={self.log})")
 
     @property
     def is_constant(self) -> bool:
@@ -67,7 +79,8 @@ class Sampler:
         lo = (">" if self.lo_open else "") + str(self.lo)
         hi = ("<" if self.hi_open else "") + str(self.hi)
         name = "RANDOM-INT" if self.kind == "int" else "RANDOM-REAL"
-        return f"{name}({lo}, {hi}{', log' if self.log else ''})"
+        option = ", log" if self.log else f", step={self.step!r}" if self.step is not None else ""
+        return f"{name}({lo}, {hi}{option})"
 
 
 Symbol = Union[NonTerminal, Terminal, Sampler]

@@ -5,6 +5,9 @@ A phenotype is the space-separated sequence of a tree's terminals, e.g.
 can write one by hand; this module recovers the (unique) tree that derives it.
 The parser is a memoised top-down parser over the token list that returns *all*
 parses, so an ambiguous phenotype is reported instead of silently picking one.
+A number matches a sampled terminal only if the sampler could have drawn it
+(:meth:`gp.binding.BoundGrammar.contains`): a ``RANDOM-REAL`` with a ``step`` takes the
+values of its grid (``0.15``, or ``0.15000000000000002`` within 10^-9 of a step), not ``0.17``.
 """
 from __future__ import annotations
 

@@ -6,20 +6,38 @@ terminal gets are asked of a :class:`SamplingPolicy`, together with a
 :class:`ChoiceContext` that names the grammar location. A PBIL policy can keep a
 probability vector per location, and a Bayesian-optimisation policy can encode trees
 by the same locations, without any change to the generator.
+
+A ``RANDOM-REAL`` with a ``step`` passes it to :meth:`SamplingPolicy.sample_real`; the
+values of its grid are :func:`grid_values` (or, by index, :func:`gp.binding.real_grid`) of
+the same arguments, computed in decimal so that they print cleanly. A policy should return
+one of them; the generator replaces any other number by the grid value nearest to it, so
+trees always hold grid values exactly as the grammar computes them.
 """
 from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
 
+from .binding import real_grid
 from .tree import Node, Path
 
 #: Draws of a real before an open range falls back to its first inner float.
 _REDRAWS = 100
+
+
+@lru_cache(maxsize=256)
+def grid_values(lo: float, hi: float, step: float, lo_open: bool = False, hi_open: bool = False) -> tuple[float, ...]:
+    """The values of ``RANDOM-REAL(lo, hi, step=step)`` in order, as ``sample_real`` receives its arguments.
+
+    Memoised. A grid may have up to about 2·10^12 values: ask ``len(real_grid(…))`` before
+    listing a grid the grammar did not bound.
+    """
+    return tuple(real_grid(lo, hi, lo_open, hi_open, step).values())
 
 
 @dataclass(frozen=True)
@@ -61,8 +79,12 @@ class SamplingPolicy(ABC):
 
     @abstractmethod
     def sample_real(self, ctx: ChoiceContext, lo: float, hi: float, lo_open: bool, hi_open: bool,
-                    log: bool, rng: np.random.Generator) -> float:
-        """A real in the range (open ends excluded)."""
+                    log: bool, rng: np.random.Generator, step: float | None = None) -> float:
+        """A real in the range (open ends excluded).
+
+        With ``step`` (never together with ``log``), one of the values of
+        ``real_grid(lo, hi, lo_open, hi_open, step)`` (:mod:`gp.binding`).
+        """
 
     def update(self, trees: Sequence[Node], fitnesses: Sequence[float]) -> None:
         """Learn from an evaluated batch (PBIL's probability vectors, a BO surrogate).
@@ -74,7 +96,7 @@ class SamplingPolicy(ABC):
 
 
 class UniformPolicy(SamplingPolicy):
-    """Alternatives in proportion to the grammar's weights; numbers uniform (or log-uniform)."""
+    """Alternatives in proportion to the grammar's weights; numbers uniform (or log-uniform); grid values uniform."""
 
     def choose(self, ctx, candidates, weights, rng):
         if len(candidates) == 1:
@@ -95,7 +117,11 @@ class UniformPolicy(SamplingPolicy):
             return min(max(value, lo), hi)
         return int(rng.integers(lo, hi, endpoint=True))
 
-    def sample_real(self, ctx, lo, hi, lo_open, hi_open, log, rng):
+    def sample_real(self, ctx, lo, hi, lo_open, hi_open, log, rng, step=None):
+        if step is not None:  # every value of the grid equally likely
+            grid = real_grid(lo, hi, lo_open, hi_open, step)
+            k = grid.first if len(grid) == 1 else int(rng.integers(grid.first, grid.last, endpoint=True))
+            return grid.value(k)
         lo, hi = float(lo), float(hi)
         if lo == hi:
             return lo

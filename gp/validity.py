@@ -2,6 +2,8 @@
 
 Used by tests, by operators' sanity checks and when trees come from outside
 (a checkpoint, a phenotype typed by a user). Returns readable problems, never raises.
+A sampled number must be one its sampler can produce (:meth:`gp.binding.BoundGrammar.contains`):
+within the bounds and, for a ``RANDOM-REAL`` with a ``step``, on the grid (within 10^-9 of a step).
 """
 from __future__ import annotations
 
@@ -57,7 +59,8 @@ def _node_problems(path, node: Node, grammar: BoundGrammar) -> list[str]:
                 and not isinstance(child.value, bool)
             if not ok_type or not grammar.contains((node.rule, node.alt, i), child.value):
                 lo, hi = grammar.range_of((node.rule, node.alt, i))
-                problems.append(f"{where}.{i}: {child} is not a value of {item} (= [{lo}, {hi}])")
+                grid = f" in steps of {item.step!r}" if item.step is not None else ""
+                problems.append(f"{where}.{i}: {child} is not a value of {item} (= [{lo}, {hi}]{grid})")
     return problems
 
 

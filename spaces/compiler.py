@@ -1,10 +1,13 @@
-"""Compile a derivation tree into a :class:`~spaces.model.MultiLabelModel`.
+"""Compile a derivation tree into a model (:mod:`spaces.model`) for the run's task.
 
 In pre-order, the algorithm-name terminals of a tree form a chain — meta-MLC → MLC →
-meta-SLC → ASC → SLC (or meta-MLC → ML-BPNN) — in which each algorithm wraps the
-next. Each algorithm's hyper-parameters are the annotated rule nodes under the node
-that holds its name (:class:`~spaces.params.Params`). Annotated nodes that belong to
-no algorithm are global; ``<pred_tshd>`` is the threshold strategy.
+meta-SLC → ASC → SLC (or meta-MLC → ML-BPNN), or for single-label classification
+meta-SLC → … → SLC — in which each algorithm wraps the next. Each algorithm's
+hyper-parameters are the annotated rule nodes under the node that holds its name
+(:class:`~spaces.params.Params`). Annotated nodes that belong to no algorithm are global
+(``<pred_tshd>``, the threshold strategy of multi-label models). What the chain must
+produce, and what wraps it, is the task's (:mod:`evaluation.task`): a grammar of
+single-label classifiers compiles to a single-label model.
 """
 from __future__ import annotations
 
@@ -13,11 +16,8 @@ from dataclasses import dataclass
 from gp.grammar import Grammar
 from gp.tree import Leaf, Node
 
-from .model import MultiLabelModel
 from .params import Params
 from .registry import AlgorithmSpec, load_all
-
-THRESHOLD_RULE = "pred_tshd"
 
 
 class MappingError(ValueError):
@@ -98,8 +98,12 @@ def algorithm_chain(tree: Node, grammar: Grammar, random_state: int = 0) -> tupl
     return steps, global_values
 
 
-def build_estimator(steps: list[Step]):
-    """Assemble the chain innermost-first; returns the outermost estimator."""
+def build_estimator(steps: list[Step], produces: str | None = None):
+    """Assemble the chain innermost-first; returns the outermost estimator.
+
+    ``produces``: what the outermost algorithm must produce (``"mlc"`` or ``"slc"``, the
+    task's :attr:`~evaluation.task.Task.produces`); None accepts either.
+    """
     if not steps:
         raise MappingError("the tree contains no algorithm")
     est, produced = None, None
@@ -115,24 +119,20 @@ def build_estimator(steps: list[Step]):
                 raise MappingError(f"{spec.name} ({spec.kind}) needs a {spec.base_kind} base, got {got}")
             est = spec.build(step.params, est)
         produced = spec.produces
-    if produced != "mlc":
-        raise MappingError(f"the outermost algorithm {steps[0].spec.name} is single-label; "
-                           "a tree must compile to a multi-label method")
-    return est
+    if produces is not None and produced != produces:
+        what = {"mlc": "multi-label method", "slc": "single-label classifier"}
+        raise MappingError(f"the outermost algorithm {steps[0].spec.name} is a {what[produced]}, but the data "
+                           f"need a {what[produces]}")
+    return est, produced
 
 
-def threshold_of(global_values: dict) -> str | float:
-    values = global_values.get(THRESHOLD_RULE)
-    if not values:
-        return "PCut1"
-    v = values[0]
-    if isinstance(v, str) and v in ("PCut1", "PCutL"):
-        return v
-    return float(v)
+def compile_tree(tree: Node, grammar: Grammar, random_state: int = 0, categorical_features=None, task=None):
+    """The unfitted model a derivation tree stands for, wrapped by ``task`` (an
+    :class:`evaluation.task.Task`; None: the task whose models the tree's algorithms produce)."""
+    from evaluation.task import MultiLabel, SingleLabel
 
-
-def compile_tree(tree: Node, grammar: Grammar, random_state: int = 0,
-                 categorical_features=None) -> MultiLabelModel:
-    """The unfitted model a derivation tree stands for."""
     steps, global_values = algorithm_chain(tree, grammar, random_state)
-    return MultiLabelModel(build_estimator(steps), threshold_of(global_values), categorical_features)
+    estimator, produced = build_estimator(steps, None if task is None else task.produces)
+    if task is None:
+        task = MultiLabel() if produced == "mlc" else SingleLabel()
+    return task.wrap(estimator, global_values, categorical_features)

@@ -14,8 +14,11 @@ way :func:`spaces.compiler.algorithm_chain` reads a tree:
   estimator — an error.
 
 The algorithms of a tree, in pre-order, form a chain in which each wraps the next
-(``build_estimator``): the outermost must produce a multi-label model and each one's
-inner algorithm must produce what it takes as a base (``registry.TAKES_BASE``). That
+(``build_estimator``): the outermost produces the task's model — a multi-label method for a
+multi-label grammar (Auto-MEKA's spaces), a single-label classifier for a single-label one
+(``ensembles.bnf``) — and each one's inner algorithm must produce what it takes as a base
+(``registry.TAKES_BASE``). A grammar builds one kind: :func:`grammar_produces` says which,
+and a grammar whose trees build both is refused. That
 is a finite automaton over the kinds, so the chains a rule can derive are summarised,
 per state, by the set of states its derivations lead to; a worklist computes these
 sets (monotone, at most 12 changes a rule, no recursion, recursive grammars included).
@@ -36,8 +39,9 @@ _NEEDS = ("mlc", "slc")
 DONE = "done"
 BROKEN = "broken"
 _STATES = (*_NEEDS, DONE)
-#: The outermost algorithm must produce a multi-label model (spaces.compiler.build_estimator).
-_START = "mlc"
+#: What the outermost algorithm may produce (spaces.compiler.build_estimator): the grammar's task.
+_STARTS = ("mlc", "slc")
+_KIND_NAMES = {"mlc": "multi-label methods", "slc": "single-label classifiers"}
 #: How close a terminal must be to an algorithm name to be reported as its misspelling.
 _TYPO_CUTOFF = 0.85
 
@@ -50,18 +54,30 @@ def check_against_registry(grammar: Grammar) -> list[Diagnostic]:
     algorithm or never nest them as the mapper assembles them. Warning: some trees do
     not nest their algorithms correctly.
     """
+    errors, warnings, _ = _check(grammar)
+    if errors:
+        raise GrammarError(errors)
+    return warnings
+
+
+def grammar_produces(grammar: Grammar) -> str:
+    """``"mlc"`` or ``"slc"``: whether the grammar's trees build multi-label methods or single-label
+    classifiers (the task it is for, :attr:`evaluation.task.Task.produces`); GrammarError if none."""
+    errors, _, produced = _check(grammar)
+    if errors:
+        raise GrammarError(errors)
+    return produced
+
+
+def _check(grammar: Grammar) -> tuple[list[Diagnostic], list[Diagnostic], str | None]:
     registry = load_all()
     structural = _structural_rules(grammar, registry)
     errors: list[Diagnostic] = []
     for name in structural:
         errors += _terminal_problems(grammar, grammar[name], registry)
-    if not errors:
-        errors, warnings = _chain_problems(grammar, structural, registry)
-    else:
-        warnings = []
     if errors:
-        raise GrammarError(errors)
-    return warnings
+        return errors, [], None
+    return _chain_problems(grammar, structural, registry)
 
 
 def _algorithm(alt: Alternative, registry: dict[str, AlgorithmSpec]) -> AlgorithmSpec | None:
@@ -130,7 +146,8 @@ def _step(state: str, spec: AlgorithmSpec) -> str:
     return BROKEN
 
 
-def _chain_problems(grammar: Grammar, structural: list[str], registry) -> tuple[list[Diagnostic], list[Diagnostic]]:
+def _chain_problems(grammar: Grammar, structural: list[str], registry
+                    ) -> tuple[list[Diagnostic], list[Diagnostic], str | None]:
     """Which automaton states each rule's derivations lead to, from each state (a worklist fixpoint)."""
     effect: dict[str, dict[str, frozenset[str]]] = {n: {s: frozenset() for s in _STATES} for n in structural}
     users: dict[str, set[str]] = {}
@@ -149,25 +166,32 @@ def _chain_problems(grammar: Grammar, structural: list[str], registry) -> tuple[
                 if user not in queued:
                     queued.add(user)
                     todo.append(user)
-    ends = effect[grammar.start][_START]
     where = grammar[grammar.start].location
     start = f"<{grammar.start}>"
-    if ends == {_START}:
+    ends = {kind: effect[grammar.start][kind] for kind in _STARTS}
+    if all(e == {kind} for kind, e in ends.items()):
         return [grammar.source.at(where, f"no tree of {start} contains an algorithm: a terminal outside "
-                                         "hyper-parameters must name a registered algorithm (BR, KNN, …)")], []
+                                         "hyper-parameters must name a registered algorithm (BR, KNN, …)")], [], None
     shape = ("the mapper builds a chain of algorithms, each wrapping the next: meta-MLCs, then an MLC over "
-             "meta-SLCs and one SLC, or an algorithm-adaptation MLC alone")
-    if DONE not in ends:
+             "meta-SLCs and one SLC, or an algorithm-adaptation MLC alone; or, for single-label data, meta-SLCs "
+             "over one SLC")
+    working = [kind for kind in _STARTS if DONE in ends[kind]]
+    if not working:
         return [grammar.source.at(where, f"no tree of {start} nests its algorithms in a way the mapper can build "
-                                         f"({shape})")], []
+                                         f"({shape})")], [], None
+    if len(working) > 1:
+        return [grammar.source.at(where, f"some trees of {start} build multi-label methods and others single-label "
+                                         "classifiers; a grammar searches one kind (write one grammar per task)")
+                ], [], None
+    kind = working[0]
     warnings = []
-    if _START in ends:
+    if kind in ends[kind]:
         warnings.append(grammar.source.at(where, f"some trees of {start} contain no algorithm; those candidates "
                                                  "will fail", "warning"))
-    if ends - {DONE, _START}:
+    if ends[kind] - {DONE, kind}:
         warnings.append(grammar.source.at(where, f"some trees of {start} nest their algorithms in a way the mapper "
                                                  f"cannot build ({shape}); those candidates will fail", "warning"))
-    return [], warnings
+    return [], warnings, kind
 
 
 def _rule_effect(rule: Rule, state: str, effect, registry) -> frozenset[str]:

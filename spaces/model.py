@@ -1,10 +1,12 @@
-"""The compiled model: preprocessing + multi-label method + threshold, one estimator.
+"""The compiled model: preprocessing + the tree's estimator (+ threshold), one estimator.
 
-A derivation tree compiles to a :class:`MultiLabelModel`. It is an ordinary
-scikit-learn estimator (``get_params``/``clone``, ``fit`` returns self): raw
-features with nominal columns (integer codes) and missing values (NaN) are imputed
-and one-hot encoded inside it, the multi-label method produces per-label scores,
-and the stored threshold(s) turn them into a 0/1 indicator matrix.
+A derivation tree compiles to a :class:`MultiLabelModel` (a multi-label method whose per-label
+scores the stored threshold(s) turn into a 0/1 indicator matrix) or a :class:`SingleLabelModel`
+(a single-label classifier; the class of highest probability, as WEKA's ``classifyInstance``),
+whichever the run's task (:mod:`evaluation.task`) wraps. Both are ordinary scikit-learn
+estimators (``get_params``/``clone``, ``fit`` returns self): raw features with nominal
+columns (integer codes) and missing values (NaN) are imputed and one-hot encoded inside them.
+Both have ``decide(scores)``, the one place where scores become predictions.
 
 :func:`load_model` reads one back from a ``model.joblib`` and checks that it is a fitted
 model, so that a damaged or foreign file is reported as such, not as a traceback.
@@ -68,24 +70,71 @@ class MultiLabelModel(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         """(n, L) per-label scores in [0, 1]."""
         return self._scores(self.preprocessor_.transform(np.asarray(X, dtype=float)))
 
+    def decide(self, scores: np.ndarray) -> np.ndarray:
+        """The thresholds' cut: a label is predicted when its score reaches its stored threshold."""
+        return (np.asarray(scores) >= self.thresholds_).astype(np.int8)
+
     def predict(self, X) -> np.ndarray:
         """(n, L) 0/1 indicator matrix: score >= the label's stored threshold."""
-        return (self.predict_proba(X) >= self.thresholds_).astype(np.int8)
+        return self.decide(self.predict_proba(X))
 
     def score(self, X, Y, sample_weight=None) -> float:
         """Exact match (subset accuracy)."""
         return float(np.mean(np.all(self.predict(X) == (np.asarray(Y) > 0), axis=1)))
 
 
+class SingleLabelModel(ClassifierMixin, BaseEstimator):
+    """``estimator``: a single-label classifier (``spaces/slc``), fit on the preprocessed features.
+
+    ``classes_`` are the classes seen in training (class codes, as the run's data hold them);
+    ``predict_proba`` has one column per class of ``classes_``. A training set with a single
+    class gives a constant model (:func:`spaces.slc.base.fit_slc`), as WEKA never fails there.
+    """
+
+    def __init__(self, estimator=None, categorical_features=None):
+        self.estimator = estimator
+        self.categorical_features = categorical_features
+
+    def fit(self, X, y, sample_weight=None):
+        from .slc.base import fit_slc
+
+        X = np.asarray(X, dtype=float)
+        y = np.asarray(y)
+        if y.ndim != 1:
+            raise ValueError(f"y must be a vector of classes, got shape {y.shape}")
+        self.n_features_in_ = X.shape[1]
+        self.classes_ = np.unique(y)
+        self.preprocessor_ = make_preprocessor(X.shape[1], self.categorical_features).fit(X)
+        self.estimator_ = fit_slc(self.estimator, self.preprocessor_.transform(X), y, sample_weight)
+        return self
+
+    def predict_proba(self, X) -> np.ndarray:
+        """(n, len(classes_)) class probabilities (rows sum to 1; NaN counts as 0)."""
+        from .slc.base import slc_scores
+
+        scores = slc_scores(self.estimator_, self.preprocessor_.transform(np.asarray(X, dtype=float)), self.classes_)
+        scores = np.clip(np.nan_to_num(scores, nan=0.0, posinf=1.0, neginf=0.0), 0.0, None)
+        total = scores.sum(axis=1, keepdims=True)
+        uniform = np.full_like(scores, 1.0 / max(scores.shape[1], 1))
+        return np.where(total > 0, scores / np.where(total > 0, total, 1.0), uniform)
+
+    def decide(self, proba: np.ndarray) -> np.ndarray:
+        """The class of highest probability (the first on ties, as WEKA's ``Utils.maxIndex``)."""
+        return self.classes_[np.argmax(np.asarray(proba), axis=1)]
+
+    def predict(self, X) -> np.ndarray:
+        return self.decide(self.predict_proba(X))
+
+
 class ModelFileError(ValueError):
-    """A file that does not hold a fitted :class:`MultiLabelModel`; ``reason`` says why, in a few words."""
+    """A file that does not hold a fitted model; ``reason`` says why, in a few words."""
 
     def __init__(self, path, reason: str):
         self.path, self.reason = path, reason
         super().__init__(f"{path}: {reason}")
 
 
-def load_model(path) -> MultiLabelModel:
+def load_model(path) -> MultiLabelModel | SingleLabelModel:
     """The fitted model saved in ``path`` (``joblib.dump``); :class:`ModelFileError` if it is not one.
 
     A damaged file fails inside unpickling in many ways (truncated streams, bad opcodes, broken
@@ -102,8 +151,8 @@ def load_model(path) -> MultiLabelModel:
         if isinstance(exc, EOFError) or any(word in str(exc) for word in ("truncated", "exhausted")):
             raise ModelFileError(path, "truncated") from None
         raise ModelFileError(path, f"unreadable: {type(exc).__name__}: {str(exc)[:160]}") from None
-    if not isinstance(model, MultiLabelModel):
+    if not isinstance(model, (MultiLabelModel, SingleLabelModel)):
         raise ModelFileError(path, f"it holds a {type(model).__name__}, not a model")
-    if not hasattr(model, "thresholds_"):
+    if not hasattr(model, "estimator_"):
         raise ModelFileError(path, "the model in it was never fitted")
     return model

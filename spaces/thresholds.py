@@ -14,6 +14,8 @@ import math
 import numpy as np
 
 STRATEGIES = ("PCut1", "PCutL")
+#: the grammar rule that holds a tree's threshold strategy (a global value: it belongs to no algorithm)
+THRESHOLD_RULE = "pred_tshd"
 
 
 def java_round(x: float) -> int:
@@ -53,3 +55,14 @@ def calibrate(strategy: str | float, train_scores: np.ndarray, Y_train: np.ndarr
         except ValueError:
             raise ValueError(f"unknown threshold strategy {strategy!r}; expected PCut1, PCutL or a number") from None
     return np.full(n_labels, float(strategy))
+
+
+def threshold_of(global_values: dict) -> str | float:
+    """The threshold strategy of a tree's global values (PCut1 when the tree has none)."""
+    values = global_values.get(THRESHOLD_RULE)
+    if not values:
+        return "PCut1"
+    v = values[0]
+    if isinstance(v, str) and v in STRATEGIES:
+        return v
+    return float(v)

@@ -33,6 +33,7 @@ import cli
 from evaluation import default_data
 from gp.bnf_parser import load_grammar
 from gp.generate import MAX_TREE_NODES, TreeGenerator
+from gp.search.run import grammar_task
 from spaces.compiler import algorithm_chain, build_estimator
 from spaces.registry import load_all
 from tests.conftest import GRAMMARS
@@ -53,7 +54,7 @@ TOY = """\
 <k>     ::= RANDOM-INT(1, floor(sqrt(L)) + 1)    #@ type=int default=1
 <cf>    ::= RANDOM-REAL(>0.0, <0.5, log)         #@ type=real default=0.25
 <pred>  ::= PCut1 | <t>                         #@ type=cat default=#1
-<t>     ::= RANDOM-REAL(0.001, min(M, 1), log)   #@ type=real default=0.5
+<t>     ::= RANDOM-REAL(0.05, min(M, 1), step=0.05)  #@ type=real default=0.5
 """
 
 
@@ -102,6 +103,8 @@ HEAD = "<S> ::= BPNN <p>\n"  # BPNN alone is a whole model (algorithm adaptation
     ("RANDOM-REAL(0, 1e999)", "the upper bound inf is not a finite number"),
     ("RANDOM-REAL(-1e308, 1e308)", "wider than the largest float"),
     ("RANDOM-REAL(>1, <1.0000000000000002)", "no number lies strictly between"),
+    ("RANDOM-REAL(>0, <0.1, step=0.1)", "empty grid: no value 0.0 + k·0.1 lies in (0.0, 0.1)"),
+    ("RANDOM-REAL(0, 1e300, step=5e-324)", "the step 4.94066e-324 is too fine for bounds of magnitude 1e+300"),
 ])
 @pytest.mark.parametrize("annotation", ["", "  #@ type=real default=1 sentinel", "  #@ type=int default=1"])
 def test_bad_constant_bounds_are_refused_with_their_location(write, bound, fragment, annotation):
@@ -187,7 +190,9 @@ def test_ten_thousand_undefined_references_are_summarised(write):
     ("<S> ::= BR <c>\n<c> ::= RandomForrest | J48\n", "2:9: error: 'RandomForrest' in <c> is not a registered "
                                                         "algorithm (did you mean RandomForest?)"),
     ("<S> ::= <a> <a>\n<a> ::= EMPTY\n", "1:1: error: no tree of <S> contains an algorithm"),
-    ("<S> ::= KNN | J48\n", "1:1: error: no tree of <S> nests its algorithms in a way the mapper can build"),
+    ("<S> ::= KNN | J48\n", None),  # a space of single-label classifiers
+    ("<S> ::= KNN | BR J48\n", "1:1: error: some trees of <S> build multi-label methods and others single-label"),
+    ("<S> ::= J48 KNN\n", "1:1: error: no tree of <S> nests its algorithms in a way the mapper can build"),
     ("<S> ::= BPNN RANDOM-INT(1, 3) | BR <n>\n<n> ::= J48 RANDOM-INT(1, 3)\n", None),  # an algorithm's tokens
     ("<S> ::= <x> RANDOM-INT(1, 3)\n<x> ::= BR J48\n", "1:13: error: the number drawn by RANDOM-INT(1, 3) in <S> "
                                                         "belongs to no algorithm"),
@@ -243,7 +248,8 @@ EXTREMES = ["1e999", "nan", "-0", str(2 ** 70), "0", "-1", "1e-320", "1e308", "-
 PIECES = ["<", ">", "|", "(", ")", "[", "]", "#@", "@", "::=", '"', "EMPTY", "RANDOM-INT(", "RANDOM-REAL(", ",",
           "L", "Q", "-", "/ 0", "RandomForrest", "<undefined>", "<Start>", "foo(", "sqrt(", "log", ">0", "<1",
           "@ 1e999", "@ 0", "\t", "ü", "\\", "\n", "type=int", "type=cat", "default=#9", "default=nan", "sentinel",
-          "\x0c", "\u2028", "\r", "\x00", "#@ type", "#@ default", "=", "::= ::=", "RANDOM-INT(1, 2)", "|"]
+          "\x0c", "\u2028", "\r", "\x00", "#@ type", "#@ default", "=", "::= ::=", "RANDOM-INT(1, 2)", "|",
+          ", step=0.05", "step=", ", log, step=1"]
 _NUMBER = re.compile(r"(?<![\w.])\d+(\.\d+)?([eE][+-]?\d+)?")
 
 mutation = st.one_of(
@@ -295,8 +301,8 @@ def check_then_sample(path: Path) -> int:
         s_code, s_out, s_err, s_seconds = run("sample", "--grammar", path, "-n", "3", "--seed", "0", "--phenotypes")
         assert_clean(s_code, s_out, s_err, s_seconds)
         assert s_code == 0, s_err
-        grammar = load_grammar(path)  # the same trees as sample's, in this process
-        generator = TreeGenerator(grammar.bind(default_data.META))
+        grammar = load_grammar(path)  # the same trees as sample's, in this process (on its task's default data)
+        generator = TreeGenerator(grammar.bind(default_data.meta(grammar_task(grammar))))
         rng = np.random.default_rng(0)
         trees = [generator.grow(rng) for _ in range(3)]
         assert [t.phenotype for t in trees] == s_out.splitlines()[1:]
@@ -328,7 +334,8 @@ expression = st.recursive(
         inner.map(lambda e: f"({e})"), inner.map(lambda e: f"-{e}")),
     max_leaves=5)
 sampler = st.tuples(st.sampled_from(["RANDOM-INT", "RANDOM-REAL"]), st.sampled_from(["", "", ">"]), expression,
-                    st.sampled_from(["", "", "<"]), expression, st.sampled_from(["", "", ", log"])).map(
+                    st.sampled_from(["", "", "<"]), expression,
+                    st.sampled_from(["", "", ", log", ", step=0.5", ", step=1e-300", ", step=3, log"])).map(
     lambda s: f"{s[0]}({s[1]}{s[2]}, {s[3]}{s[4]}{s[5]})")
 weight = st.sampled_from(["", "", "", " @ 2", " @ 0.5", " @ 1e-300", " @ 1e308", " @ 1e999", " @ 0"])
 

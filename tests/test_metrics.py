@@ -147,7 +147,7 @@ def test_multilabel_measures_cover_every_multilabel_fitness():
 def test_registry():
     assert MAXIMISE is True
     assert all(f.greater_is_better for f in FITNESS.values())
-    assert "fitness" in FITNESS and set(fitness_names("singlelabel")) == {"accuracy", "macro_f_measure"}
+    assert "fitness" in FITNESS and set(fitness_names("singlelabel")) == {"accuracy", "macro_f_measure", "balanced_accuracy"}
     with pytest.raises(ValueError, match=r"unknown fitness 'hamming'.*known.*fitness.*hamming_score"):
         get_fitness("hamming")
     with pytest.raises(ValueError, match="needs the label scores"):

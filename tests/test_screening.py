@@ -124,7 +124,7 @@ def test_screening_composes_with_a_multi_fidelity_schedule(small, data, mode):  
     loop = _loop(config, small, data, engine)
     periods = iter([0.0] * 30 + [700.0] * 10_000)  # the first generations in period 1, the rest in period 2
     loop.now = lambda: next(periods)
-    loop.config = config.replace(max_generations=6)
+    loop.config = loop.config.replace(max_generations=6)
     loop.search()
     views = {k.split("|")[0] for k, _ in engine.calls}
     assert any(":1of5" in v for v in views) and any(":2of5" in v for v in views)

@@ -109,7 +109,7 @@ def fake_world(monkeypatch):
         engines.append(FakeEngine(limits=limits, **fake_world.engine_kwargs))
         return engines[-1]
 
-    def fake_fit(tree, grammar, X, Y, categorical_features=(), X_test=None, Y_test=None, limits=None,
+    def fake_fit(tree, grammar, X, Y, categorical_features=(), X_test=None, Y_test=None, limits=None, task=None,
                  random_state=0):
         return FinalFit("ok", model={"phenotype": tree.phenotype}, test_measures={}, fit_time=0.0, wall_time=0.0)
 
@@ -292,10 +292,12 @@ def test_the_split_is_redrawn_every_five_generations(small, data, mode):
 
 @pytest.mark.parametrize("method, mode", [("ggp", "generational"), ("spggp", "generational"),
                                           ("random", "generational"), ("beam", "generational"),
-                                          ("ggp", "async"), ("spggp", "async"), ("random", "async")])
+                                          ("pbil", "generational"), ("ggp", "async"), ("spggp", "async"),
+                                          ("random", "async"), ("pbil", "async")])
 def test_same_seed_same_search(small, data, method, mode):
     config = RunConfig(method=method, population=16, species_size=2, batch_size=16, max_generations=5,
-                       budget_seconds=3600, seed=7, mode=mode)
+                       budget_seconds=3600, seed=7, mode=mode,
+                       method_params={"population": 16} if method == "pbil" else {})
     runs = []
     for _ in range(2):
         engine = FakeEngine()
@@ -308,11 +310,12 @@ def test_same_seed_same_search(small, data, method, mode):
 
 
 @pytest.mark.parametrize("method, mode", [("ggp", "generational"), ("spggp", "generational"),
-                                          ("ggp", "async"), ("spggp", "async")])
+                                          ("ggp", "async"), ("spggp", "async"), ("pbil", "async")])
 def test_resume_after_a_kill_repeats_and_loses_nothing(small, data, tmp_path, fake_world, method, mode):
     """One worker: the resumed run is the uninterrupted run, in both modes."""
     config = RunConfig(method=method, population=16, species_size=2, max_generations=7, resample_every=3,
-                       budget_seconds=3600, seed=3, mode=mode)
+                       budget_seconds=3600, seed=3, mode=mode,
+                       method_params={"population": 16} if method == "pbil" else {})
     # the uninterrupted run
     start(config, small, data, tmp_path / "whole", argv=[])
     whole = fake_world.engines[-1].calls

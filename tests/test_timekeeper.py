@@ -196,7 +196,7 @@ def refits(monkeypatch):
 
     calls = []
 
-    def fake_fit(tree, grammar, X, Y, categorical_features=(), X_test=None, Y_test=None, limits=None,
+    def fake_fit(tree, grammar, X, Y, categorical_features=(), X_test=None, Y_test=None, limits=None, task=None,
                  random_state=0):
         calls.append((tree.phenotype, limits.timeout))
         return FinalFit("ok", model={"phenotype": tree.phenotype})

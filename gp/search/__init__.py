@@ -1,4 +1,4 @@
-"""Search: one loop, several methods (GGP, speciated GGP, random and beam search).
+"""Search: one loop, several methods (GGP, speciated GGP, random and beam search, PBIL).
 
 See :mod:`gp.search.method` for the ask/tell seam that new methods and sampling
 policies plug into, and ``gp/search/README.md`` for the run directory's files.
@@ -8,7 +8,8 @@ from .config import RunConfig
 from .individual import Individual
 from .method import METHODS, SearchMethod, SteadyStateMethod, make_method, register_method
 from .observer import SearchObserver
+from .parameters import Parameter
 from .run import RunData, RunError, load_run_data, resume, start
 
-__all__ = ["METHOD_NAMES", "METHODS", "Individual", "RunConfig", "RunData", "RunError", "SearchMethod",
+__all__ = ["METHOD_NAMES", "METHODS", "Individual", "Parameter", "RunConfig", "RunData", "RunError", "SearchMethod",
            "SearchObserver", "SteadyStateMethod", "load_run_data", "make_method", "register_method", "resume", "start"]

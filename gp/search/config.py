@@ -2,16 +2,19 @@
 
 SMAC3-style: a run is fully described by one :class:`RunConfig` (written verbatim
 to the run directory's ``config.json``), so a run can be repeated or resumed from
-its directory alone. Defaults are the Auto-MEKA thesis's (methods notes §1.1).
+its directory alone. Defaults are the Auto-MEKA thesis's (methods notes §1.1). A method's
+own parameters live in ``method_params``, declared by the method (:mod:`gp.search.parameters`);
+``fitness`` and ``cv`` left at None take the data's task's defaults (:mod:`evaluation.task`)
+when the run starts, and ``config.json`` records what they became.
 """
 from __future__ import annotations
 
 import dataclasses
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 #: the built-in methods; more can be registered (:func:`gp.search.method.register_method`)
-METHODS = ("ggp", "spggp", "random", "beam")
+METHODS = ("ggp", "spggp", "random", "beam", "pbil")
 MODES = ("generational", "async")
 
 #: ``--thesis``: the Auto-MEKA thesis's exact settings, for reproduction — generational
@@ -44,7 +47,9 @@ def format_bytes(n: float) -> str:
 
 #: the JSON types of a field's annotation, for :meth:`RunConfig.from_dict` (bool is not an int here)
 _JSON_TYPES = {"int": (int,), "float": (int, float), "bool": (bool,), "str": (str,), "None": (type(None),),
-               "tuple[int, ...]": (list, tuple)}
+               "tuple[int, ...]": (list, tuple), "dict": (dict,)}
+#: the most internal cross-validation folds (--cv)
+MAX_CV = 100
 
 
 @dataclass(frozen=True)
@@ -77,7 +82,12 @@ class RunConfig:
     #: Dask scheduler address (tcp://HOST:PORT); None: local worker processes
     scheduler: str | None = None
     seed: int = 0
-    fitness: str = "fitness"
+    #: the maximised measure; None: the task's (multi-label: Eq. 5.1 "fitness", single-label: "accuracy")
+    fitness: str | None = None
+    #: a candidate's evaluation: K-fold internal cross-validation of the view's rows (K >= 2), or 0 for the
+    #: 80/20 learning/validation hold-out; None: the task's default (single-label 10, the PBIL-Auto-Ens
+    #: protocol; multi-label 0, the thesis's)
+    cv: int | None = None
     #: GGP (thesis §5.3.1.3)
     population: int = 80
     tournament_size: int = 2
@@ -105,6 +115,9 @@ class RunConfig:
     final_candidates: int = 10
     #: stop after this many generations (None: only the budget stops the run)
     max_generations: int | None = None
+    #: the method's own parameters (declared by the method: gp.search.parameters); missing ones take
+    #: the declared defaults
+    method_params: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         problems = self.problems()
@@ -172,6 +185,23 @@ class RunConfig:
         for name in ("crossover_rate", "mutation_rate", "inter_species_rate"):
             if not 0 <= getattr(self, name) <= 1:
                 p.append(f"{name} must be in [0, 1], got {getattr(self, name)}")
+        if self.cv is not None and not (self.cv == 0 or 2 <= self.cv <= MAX_CV):
+            p.append(f"cv must be 0 (hold-out) or 2..{MAX_CV} folds, got {self.cv}")
+        if self.cv and self.fidelity.upper().endswith("-PIS"):
+            p.append(f"the {self.fidelity} schedule cuts the rows into folds itself; cross-validation (cv "
+                     f"{self.cv}) needs an NIS schedule")
+        if self.fitness is not None:
+            from evaluation.metrics import FITNESS
+
+            if self.fitness not in FITNESS:
+                p.append(f"unknown fitness {self.fitness!r}; known (all maximised): {', '.join(FITNESS)}")
+        if not isinstance(self.method_params, dict):
+            p.append(f"method_params must be a dict, got {type(self.method_params).__name__}")
+        elif self.method in known_methods():
+            from .method import METHODS
+            from .parameters import check_params
+
+            p += check_params(self.method, METHODS[self.method].parameters, self.method_params)
         if not self.species or any(s not in range(1, 9) for s in self.species) \
                 or len(set(self.species)) != len(self.species):
             p.append(f"species must be distinct numbers in 1..8, got {self.species}")
@@ -198,7 +228,25 @@ class RunConfig:
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
         d["species"] = list(self.species)
+        d["method_params"] = dict(self.method_params)
         return d
+
+    @property
+    def params(self) -> dict:
+        """The method's parameters, its declared defaults filled in."""
+        from .method import METHODS, known_methods
+        from .parameters import resolve_params
+
+        known_methods()
+        return resolve_params(METHODS[self.method].parameters, self.method_params)
+
+    def for_task(self, task) -> "RunConfig":
+        """This config with ``fitness`` and ``cv`` decided for ``task`` (an :class:`evaluation.task.Task`);
+        ValueError when the fitness belongs to the other task. A PIS schedule keeps its own folds."""
+        fitness = self.fitness or task.default_fitness
+        task.check_fitness(fitness)
+        cv = self.cv if self.cv is not None else (0 if self.fidelity.upper().endswith("-PIS") else task.default_cv)
+        return self.replace(fitness=fitness, cv=cv)
 
     @classmethod
     def from_dict(cls, d: dict) -> "RunConfig":

@@ -68,7 +68,8 @@ def finish(loop: SearchLoop) -> SearchOutcome:
         test = loop.test
         fit = fit_final(cand.tree, loop.grammar, loop.train.X, loop.train.Y, loop.train.categorical_features,
                         None if test is None else test.X, None if test is None else test.Y,
-                        Limits(timeout=timeout, memory_bytes=cfg.memory_bytes), random_state=cfg.seed)
+                        Limits(timeout=timeout, memory_bytes=cfg.memory_bytes), random_state=cfg.seed,
+                        task=loop.train.task)
         if fit.ok:
             winner, chosen = cand, r
             break
@@ -77,6 +78,8 @@ def finish(loop: SearchLoop) -> SearchOutcome:
     final = {
         "status": _status(loop, pairs, usable, started, winner),
         "method": cfg.method,
+        "task": loop.train.task.name,
+        "fitness": cfg.fitness,
         "time": round(elapsed, 3),
         "overrun_seconds": round(max(0.0, elapsed - cfg.budget_seconds), 3),
         "winner": None if winner is None else {
@@ -94,11 +97,13 @@ def finish(loop: SearchLoop) -> SearchOutcome:
         "limits": loop.keeper.summary(),
         "screening": loop.screening_summary(),
         "work": loop.work(),
+        "method_report": st.method.report(),
         "warnings": [],
     }
     if loop.run_dir is not None:
         if winner is not None:
             final["warnings"] += write_best(loop, winner, fit.model)
+        final["warnings"] += write_method_artefacts(loop)
         final["warnings"] += write_convergence(loop)
         loop.run_dir.write_json(FINAL, final)
         loop.run_dir.close()
@@ -128,6 +133,13 @@ def write_best(loop: SearchLoop, winner, model) -> list[str]:
         except Exception as exc:  # noqa: BLE001 - one failed artefact must not lose the others
             warnings.append(f"could not write the {what} of the best individual: {type(exc).__name__}: {exc}")
     return warnings
+
+
+def write_method_artefacts(loop: SearchLoop) -> list[str]:
+    try:
+        return loop.state.method.write_artefacts(loop.run_dir.path)
+    except Exception as exc:  # noqa: BLE001 - a picture must not lose the run's results
+        return [f"could not write the {loop.config.method} method's files: {type(exc).__name__}: {exc}"]
 
 
 def write_convergence(loop: SearchLoop) -> list[str]:

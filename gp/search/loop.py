@@ -142,6 +142,8 @@ class SearchLoop:
     def __init__(self, *, config: RunConfig, grammar: Grammar, train: Dataset, engine: EvaluationEngine,
                  state: SearchState, run: RunDirectory | None = None, test: Dataset | None = None,
                  observers: list[SearchObserver] = (), restored: list[dict] = (), info: dict | None = None):
+        if config.fitness is None or config.cv is None:  # start() and resume() decide them; a bare loop here
+            config = config.for_task(train.task)
         self.config = config
         self.grammar = grammar
         self.train = train
@@ -186,7 +188,7 @@ class SearchLoop:
         st = self.state
         which = (st.resample if resample is None else resample, st.split_seed if seed is None else seed, step)
         if which not in self._views:  # drawn once per resample and period, from the resample's own seed
-            fidelity = self.schedule.view(self.train, step, which[0], np.random.default_rng(which[1]))
+            fidelity = self.schedule.view(self.train, step, which[0], np.random.default_rng(which[1]), self.config.cv)
             self._views = {**dict(list(self._views.items())[-1:]), which: (fidelity.key, restrict(self.train, fidelity))}
         return self._views[which]
 
@@ -205,7 +207,7 @@ class SearchLoop:
         return self._rungs[key]
 
     def _final_view(self) -> Split:
-        return restrict(self.train, full_view(self.train, 0, copy.deepcopy(self.state.final_rng)))
+        return restrict(self.train, full_view(self.train, 0, copy.deepcopy(self.state.final_rng), self.config.cv))
 
     # -- one finished evaluation ---------------------------------------------------------------
     def finished(self, r: EvaluationResult, key: str, phase: str, generation: int, species: int | None,
@@ -349,7 +351,8 @@ class SearchLoop:
         best = best_of(evaluated)
         record = {"generation": g, "time": round(self.now(), 3), "split": key, **stats,
                   "best_fitness": float(summary["best"]), "mean_fitness": float(summary["mean"]),
-                  "best_phenotype": best.phenotype, "restarts": extra["restarts"], "species": extra["species"]}
+                  "best_phenotype": best.phenotype, "restarts": extra["restarts"], "species": extra["species"],
+                  **({"method": extra["method"]} if extra.get("method") is not None else {})}
         st.logbook.record(gen=g, time=record["time"], evals=stats["evaluated"], cached=stats["cached"],
                           best=record["best_fitness"], mean=record["mean_fitness"])
         st.generation = g + 1

@@ -34,6 +34,7 @@ from gp.policy import SamplingPolicy, UniformPolicy
 
 from .config import RunConfig
 from .individual import Individual
+from .parameters import Parameter, resolve_params
 from .variation import Variation
 
 METHODS: dict[str, type["SearchMethod"]] = {}
@@ -50,11 +51,18 @@ class SearchMethod(ABC):
     #: whether the loop redraws the learning/validation split every ``config.resample_every``
     #: generations for this method (the thesis resamples for GGP and spGGP only)
     resamples: ClassVar[bool] = False
+    #: the method's own parameters (gp.search.parameters): CLI options, config.json, the Python API
+    parameters: ClassVar[tuple[Parameter, ...]] = ()
 
     def __init__(self, config: RunConfig, policy: SamplingPolicy | None = None):
         self.config = config
         self.policy = policy or UniformPolicy()
         self.variation: Variation | None = None
+
+    @property
+    def params(self) -> dict:
+        """This run's values of :attr:`parameters` (declared defaults filled in)."""
+        return resolve_params(self.parameters, self.config.method_params)
 
     def attach(self, grammar: Grammar, meta: DatasetMeta) -> "SearchMethod":
         """Connect to the run's grammar (at start, and again after a checkpoint is loaded)."""
@@ -74,8 +82,18 @@ class SearchMethod(ABC):
         """Candidates for the final choice (re-evaluated on a fresh split by the loop)."""
 
     def stats(self) -> dict:
-        """Extra per-generation statistics: ``{"restarts": int, "species": {...} | None}``."""
+        """Extra per-generation statistics: ``{"restarts": int, "species": {...} | None}``, and optionally
+        ``"method": {...}`` (the method's own, written to ``generations.jsonl`` as they are)."""
         return {"restarts": 0, "species": None}
+
+    def report(self) -> dict | None:
+        """What ``final.json`` (``"method_report"``) and ``inspect`` show of the method's learned state:
+        ``{"title", "columns", "rows", ...}`` (a table), or None."""
+        return None
+
+    def write_artefacts(self, path) -> list[str]:
+        """Write the method's own files into the run directory ``path`` at the end; warnings."""
+        return []
 
     @property
     def generation_size(self) -> int:
@@ -121,7 +139,7 @@ def supports_async(method: str) -> bool:
 
 def known_methods() -> tuple[str, ...]:
     """The built-in methods and every method registered since."""
-    from . import beam, ggp, sampling, spggp  # noqa: F401 - register the built-in methods
+    from . import beam, ggp, pbil, sampling, spggp  # noqa: F401 - register the built-in methods
 
     return tuple(METHODS)
 

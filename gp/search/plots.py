@@ -253,3 +253,21 @@ def _plot_counts(ax: Any, records: Sequence[dict], xs: Sequence[float]) -> None:
             ax.plot(xs, values, color=color, marker=".", linewidth=1, label=key)
     if ax.get_lines():
         ax.legend(loc="best", fontsize=7, ncol=3)
+
+
+def line_png(values: Sequence[float], path: PathLike, title: str, xlabel: str, ylabel: str) -> Path:
+    """One series against its index (1, 2, …): a method's learning curve, e.g. PBIL's entropy."""
+    fig = _new_figure(7.0, 4.0)
+    ax = fig.subplots()
+    ys = [_num(v) for v in values]
+    if ys:
+        ax.plot(range(1, len(ys) + 1), ys, color="black", marker="o", markersize=3, linewidth=1.5)
+        ax.set_ylim(bottom=0.0)
+    else:
+        ax.text(0.5, 0.5, "no generation finished", transform=ax.transAxes, ha="center", va="center")
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    return _save(fig, path, 100)

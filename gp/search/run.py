@@ -21,11 +21,10 @@ from evaluation.engine import make_engine
 from evaluation.fidelity import FidelitySchedule
 from evaluation.isolation import Limits
 from evaluation.learnable import check_fold_rows, check_learnable
-from evaluation.splits import kfold_splits
 from gp.bnf_parser import load_grammar
 from gp.errors import DataError
 from gp.grammar import Grammar
-from spaces.grammar_check import check_against_registry
+from spaces.grammar_check import check_against_registry, grammar_produces
 
 from .config import RunConfig
 from .finish import finish
@@ -51,45 +50,67 @@ class RunData:
     description: dict = field(default_factory=dict)
 
 
-def default_dataset() -> Dataset:
+def default_dataset(task: str = "multilabel") -> Dataset:
+    """The embedded synthetic dataset of a task (``evaluation.default_data``)."""
     from evaluation import default_data
 
-    X, Y = default_data.load_default()
-    return from_arrays(X, Y, name=default_data.NAME)
+    X, Y = default_data.load_default(task)
+    return from_arrays(X, Y, name=default_data.name(task),
+                       classes=None if task == "multilabel" else default_data.CLASSES)
 
 
 def load_run_data(data: str | Path | None = None, test: str | Path | None = None,
-                  fold: int | None = None) -> RunData:
-    """The training (and test) data of a run: a file, a train/test pair, fold k of 5, or the default."""
+                  fold: int | None = None, target: str | None = None, task: str = "multilabel") -> RunData:
+    """The training (and test) data of a run: a file, a train/test pair, fold k of 5, or the default
+    (of ``task``, the grammar's: a single-label grammar gets the single-label default).
+
+    ``target`` names the class or label attributes (:mod:`evaluation.targets`). Rows whose targets are
+    unknown ('?') are left out of both parts (counted in the description: a warning says so)."""
     if test is not None and fold is not None:
         raise RunError("give either a test set or a fold, not both")
+    options = {"target": target} if target is not None else {}
     if data is None:
         if test is not None:
             raise RunError("a test set needs its training data (--data)")
-        train, name = default_dataset(), "synthetic default"
+        if target is not None:
+            raise RunError("--target names attributes of --data; the embedded default dataset has its own")
+        train, name = default_dataset(task), "synthetic default" + ("" if task == "multilabel" else " (single-label)")
     elif test is not None:
-        train, test_set = load_split(data, test)
-        return describe_data(train, test_set, data, test, None)
+        train, test_set = load_split(data, test, unlabelled=True, **options)
+        return describe_data(train, test_set, data, test, None, target=target)
     else:
-        train = load_dataset(data)
+        train = load_dataset(data, unlabelled=True, **options)
         name = None
+    unlabelled = train.n_instances - int(train.task.labelled(train.Y).sum())
+    train = train.labelled()
     if fold is None:
-        return describe_data(train, None, data, None, None, name)
+        return describe_data(train, None, data, None, None, name, target, unlabelled)
     if not 1 <= fold <= N_FOLDS:
         raise RunError(f"--fold must be between 1 and {N_FOLDS}, got {fold}")
     check_fold_rows(train, N_FOLDS)
-    learn, held_out = kfold_splits(train.Y, N_FOLDS, np.random.default_rng(FOLD_SEED))[fold - 1]
-    return describe_data(train.subset(learn), train.subset(held_out), data, None, fold, name)
+    learn, held_out = train.task.kfold(train.Y, N_FOLDS, np.random.default_rng(FOLD_SEED))[fold - 1]
+    return describe_data(train.subset(learn), train.subset(held_out), data, None, fold, name, target, unlabelled)
 
 
-def describe_data(train: Dataset, test: Dataset | None, data, test_path, fold, name: str | None = None) -> RunData:
+def describe_data(train: Dataset, test: Dataset | None, data, test_path, fold, name: str | None = None,
+                  target: str | None = None, unlabelled: int = 0) -> RunData:
+    """The run's data, unlabelled rows left out, and their description for ``config.json``."""
+    unlabelled += train.n_instances - int(train.task.labelled(train.Y).sum())
+    train = train.labelled()
+    test_unlabelled = 0
+    if test is not None:
+        test_unlabelled = test.n_instances - int(test.task.labelled(test.Y).sum())
+        test = test.labelled() if test_unlabelled < test.n_instances else None
     description = {
         "name": name or getattr(train, "name", None) or str(data),
         "path": None if data is None else str(Path(data).resolve()),
         "test": None if test_path is None else str(Path(test_path).resolve()),
+        "target": target,
         "fold": fold, "fold_seed": FOLD_SEED if fold is not None else None,
         "n_instances": train.n_instances, "n_features": train.n_features, "n_labels": train.n_labels,
+        **train.task.describe(),
         "n_test": None if test is None else test.n_instances,
+        "unlabelled_dropped": {"train": unlabelled, "test": test_unlabelled},
     }
     return RunData(train, test, description)
 
@@ -110,8 +131,34 @@ def check_run_data(config: RunConfig, data: RunData) -> list[str]:
     """Refuse (DataError) training data this run cannot learn from; its warnings otherwise
     (the rules: :mod:`evaluation.learnable`)."""
     fold = data.description.get("fold")
-    return check_learnable(data.train, schedule=FidelitySchedule(config.fidelity, config.fidelity_steps),
-                           what="the training data" if fold is None else f"the training part of fold {fold}")
+    warnings = check_learnable(data.train, schedule=FidelitySchedule(config.fidelity, config.fidelity_steps),
+                               what="the training data" if fold is None else f"the training part of fold {fold}",
+                               cv=config.cv or 0)
+    dropped = data.description.get("unlabelled_dropped") or {}
+    for part, what in (("train", "training"), ("test", "test")):
+        if dropped.get(part):
+            warnings.append(f"{dropped[part]} {what} row(s) have unknown targets ('?') and were left out"
+                            + (" (the test set had no labelled row: no test measures)"
+                               if part == "test" and data.test is None and data.description.get("test") else ""))
+    return warnings
+
+
+def check_task(grammar: Grammar, data: RunData) -> None:
+    """Refuse a grammar whose trees build models of the other task (RunError naming both)."""
+    produced = grammar_produces(grammar)
+    task = data.train.task
+    if produced != task.produces:
+        kinds = {"mlc": "multi-label methods", "slc": "single-label classifiers"}
+        name = data.description.get("name", "the data")
+        raise RunError(f"{grammar.path} builds {kinds[produced]}, but {name} is {task.phrase}; use a grammar of "
+                       + ("single-label classifiers such as grammars/ensembles.bnf" if task.name == "singlelabel"
+                          else "multi-label methods such as grammars/large.bnf"))
+
+
+def grammar_task(grammar: str | Path | Grammar) -> str:
+    """``"multilabel"`` or ``"singlelabel"``: the task whose models the grammar's trees build."""
+    g = grammar if isinstance(grammar, Grammar) else load_grammar(grammar)
+    return "multilabel" if grammar_produces(g) == "mlc" else "singlelabel"
 
 
 def start(config: RunConfig, grammar: str | Path | Grammar, data: RunData, out: str | Path | None = None,
@@ -126,7 +173,11 @@ def start(config: RunConfig, grammar: str | Path | Grammar, data: RunData, out: 
     g = grammar if isinstance(grammar, Grammar) else load_grammar(grammar)
     # a grammar no tree of which the mapper can build fails here, not per candidate
     lines = [d.render() for d in check_against_registry(g)]
-    config = config.replace(mode=config.effective_mode)  # config.json says which mode ran
+    check_task(g, data)
+    try:  # config.json says which mode ran, and what the task made of fitness and cv
+        config = config.replace(mode=config.effective_mode).for_task(data.train.task)
+    except ValueError as exc:
+        raise RunError(str(exc)) from None
     data_warnings = check_run_data(config, data)
     for line in lines + [f"warning: {w}" for w in data_warnings]:
         if warn is not None:
@@ -172,6 +223,8 @@ def _run_record(run: RunDirectory) -> tuple[dict, RunConfig]:
     else:
         problems += [f'"data.{k}" is not a file name' for k in ("path", "test")
                      if not _text(desc.get(k), optional=True)]
+        if not _text(desc.get("target"), optional=True):
+            problems.append('"data.target" is not a list of attribute names')
         fold = desc.get("fold")
         if fold is not None and (type(fold) is not int or not 1 <= fold <= N_FOLDS):
             problems.append(f'"data.fold" is not a fold number 1..{N_FOLDS}')
@@ -228,12 +281,17 @@ def _resume(run: RunDirectory, observers, workers: int | None, scheduler: str | 
         raise RunError(f"{grammar_path} has changed since the run started; a resumed run must use the same "
                        "grammar (restore the file, or start a new run)")
     desc = record["data"]
+    grammar = load_grammar(grammar_path)
     try:
-        data = load_run_data(desc.get("path"), desc.get("test"), desc.get("fold"))
+        data = load_run_data(desc.get("path"), desc.get("test"), desc.get("fold"), desc.get("target"),
+                             grammar_task(grammar))
     except (DataError, OSError) as exc:
         raise RunError(f"cannot reload the run's data: {exc}") from None
     data.description = desc
-    grammar = load_grammar(grammar_path)
+    try:  # a run directory written before the task seam has neither fitness nor cv decided
+        config = config.for_task(data.train.task)
+    except ValueError as exc:
+        raise run.damaged(CONFIG, f"settings: {exc}") from None
     state = run.load_checkpoint()
     if state is not None and not isinstance(state, SearchState):
         raise run.damaged(CHECKPOINT, f"it holds a {type(state).__name__}, not a search state")

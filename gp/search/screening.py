@@ -35,7 +35,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from evaluation.candidate import Split
-from evaluation.splits import stratified_folds
 
 from .individual import Individual
 
@@ -53,12 +52,16 @@ class Screening:
 
 
 def subsample(split: Split, fraction: float, seed: int) -> Split:
-    """``split`` with a stratified ``fraction`` of its learning rows; the validation rows unchanged."""
+    """``split`` with a stratified ``fraction`` of its learning rows; the validation rows unchanged.
+    A cross-validated split keeps a stratified ``fraction`` of its rows, cross-validated as many times."""
     if fraction >= 1.0:
         return split
     rng = np.random.default_rng(seed)
-    keep = np.sort(stratified_folds(split.Y_learn, [fraction, 1.0 - fraction], rng)[0])
-    return Split(split.X_learn[keep], split.Y_learn[keep], split.X_valid, split.Y_valid, split.categorical_features)
+    task = split.task
+    keep = np.sort(task.folds(split.Y_learn, [fraction, 1.0 - fraction], rng)[0])
+    X, Y = split.X_learn[keep], split.Y_learn[keep]
+    folds = tuple(task.kfold(Y, len(split.folds), rng)) if split.folds else ()
+    return Split(X, Y, split.X_valid, split.Y_valid, split.categorical_features, task, folds)
 
 
 def survivors(results: list[tuple[int, bool, float]], eta: int) -> list[int]:

@@ -1,0 +1,237 @@
+"""The problem type of a run: multi-label or single-label classification, as one object.
+
+Why: everything that depends on what the targets are — how they are checked, how rows are
+stratified into folds, what the compiled model wraps, how scores become predictions, which
+measures are computed and which fitness the search maximises — is decided here and nowhere
+else. The loop, the evaluation engine, the CLI and the estimators ask the run's :class:`Task`
+and never test for a task themselves, so a third problem type is one more class here.
+
+A dataset knows its task (:attr:`evaluation.data.Dataset.task`): a 2-D 0/1 target matrix is
+multi-label (MULAN/MEKA files, CSV with several ``--target`` columns), a 1-D vector of class
+codes is single-label (an ARFF whose class is a nominal attribute, CSV with one ``--target``
+column). The grammar states the other side: a tree compiles to a multi-label method or to a
+single-label classifier (:attr:`Task.produces`), and a run refuses a grammar whose trees build
+the other kind.
+
+Targets that are not known (``?`` in a file) are coded -1; :meth:`Task.labelled` says which rows
+have every target, so training data can leave the others out and ``predict`` can take them.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from . import metrics, splits
+
+__all__ = ["MultiLabel", "SingleLabel", "Task", "TASKS", "task_of"]
+
+#: the task names, as ``config.json`` and the CLI spell them
+TASKS = ("multilabel", "singlelabel")
+
+
+class Task(ABC):
+    #: "multilabel" or "singlelabel"
+    name: ClassVar[str]
+    #: the registry kind (:mod:`spaces.registry`) the outermost algorithm of a tree must produce
+    produces: ClassVar[str]
+    #: what the search maximises unless ``--fitness`` says otherwise
+    default_fitness: ClassVar[str]
+    #: internal cross-validation folds of a candidate's evaluation unless ``--cv`` says otherwise
+    #: (0: the learning/validation hold-out split)
+    default_cv: ClassVar[int]
+    #: (column title, measure key) shown wherever one line of measures is printed
+    headline: ClassVar[tuple[tuple[str, str], ...]]
+
+    # -- targets ------------------------------------------------------------------------------
+    @abstractmethod
+    def labelled(self, Y: np.ndarray) -> np.ndarray:
+        """Boolean mask of the rows whose every target is known."""
+
+    @abstractmethod
+    def constant_targets(self, Y: np.ndarray) -> tuple[bool, str]:
+        """(nothing to learn, what is constant) — e.g. every label constant, or a single class."""
+
+    @abstractmethod
+    def describe(self) -> dict:
+        """The targets for ``config.json`` and messages."""
+
+    @property
+    @abstractmethod
+    def n_targets(self) -> int:
+        """L in the grammars' bounds: labels (multi-label) or classes (single-label)."""
+
+    # -- splitting ----------------------------------------------------------------------------
+    @abstractmethod
+    def folds(self, Y: np.ndarray, fractions: Sequence[float], rng: np.random.Generator) -> list[np.ndarray]:
+        """A stratified partition of the rows into parts of these shares (none empty)."""
+
+    def holdout(self, Y: np.ndarray, rng: np.random.Generator, valid_fraction: float = 0.2
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """``(learn, valid)`` row indices, stratified."""
+        if not 0.0 < valid_fraction < 1.0:
+            raise ValueError(f"valid_fraction must lie in (0, 1), got {valid_fraction}")
+        valid, learn = self.folds(Y, [valid_fraction, 1.0 - valid_fraction], rng)
+        return learn, valid
+
+    def kfold(self, Y: np.ndarray, k: int, rng: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Stratified k-fold cross-validation: ``[(train, test), ...]``; the test parts partition the rows."""
+        if int(k) != k or k < 2:
+            raise ValueError(f"the number of folds must be an integer >= 2, got {k}")
+        parts = self.folds(Y, [1.0 / k] * int(k), rng)
+        n = sum(len(p) for p in parts)
+        out = []
+        for p in parts:
+            mask = np.ones(n, dtype=bool)
+            mask[p] = False
+            out.append((np.flatnonzero(mask), p))
+        return out
+
+    # -- models -------------------------------------------------------------------------------
+    @abstractmethod
+    def wrap(self, estimator, global_values: dict, categorical_features=None):
+        """The unfitted model of a tree: preprocessing + ``estimator`` (+ threshold for multi-label)."""
+
+    @abstractmethod
+    def outputs(self, model, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(predictions, scores)`` of a fitted model; scores cover every target of the task."""
+
+    # -- measures -----------------------------------------------------------------------------
+    @abstractmethod
+    def measures(self, Y: np.ndarray, predictions: np.ndarray, scores: np.ndarray) -> dict[str, float]:
+        """Every measure of the task and every fitness of the task, by name."""
+
+    def fitness_names(self) -> tuple[str, ...]:
+        return metrics.fitness_names(self.name)
+
+    def check_fitness(self, name: str) -> None:
+        """ValueError unless ``name`` is a fitness of this task."""
+        metrics.get_fitness(name)
+        if name not in self.fitness_names():
+            raise ValueError(f"fitness {name!r} is for {metrics.get_fitness(name).task} data; for {self.name} "
+                             f"data use one of {', '.join(self.fitness_names())}")
+
+    @property
+    def phrase(self) -> str:
+        """``single-label data (6 classes)`` / ``multi-label data (14 labels)``, for messages."""
+        what = "classes" if self.name == "singlelabel" else "labels"
+        return f"{self.name.replace('label', '-label')} data ({self.n_targets} {what})"
+
+    def summary(self, measures: dict) -> str:
+        """One line of the headline measures."""
+        return "  ".join(f"{title} {measures[key]:.4f}" for title, key in self.headline
+                         if isinstance(measures.get(key), (int, float)))
+
+
+@dataclass(frozen=True)
+class MultiLabel(Task):
+    """Multi-label classification: ``Y`` is an (n, q) 0/1 matrix (-1: unknown)."""
+
+    labels: tuple[str, ...] = ()
+
+    name: ClassVar[str] = "multilabel"
+    produces: ClassVar[str] = "mlc"
+    default_fitness: ClassVar[str] = "fitness"
+    default_cv: ClassVar[int] = 0
+    headline: ClassVar[tuple] = (("fitness", "fitness"), ("EM", "exact_match"), ("HL", "hamming_loss"),
+                                 ("FM", "f1_macro"), ("RL", "ranking_loss"))
+
+    @property
+    def n_targets(self) -> int:
+        return len(self.labels)
+
+    def labelled(self, Y):
+        return np.all(np.asarray(Y) >= 0, axis=1)
+
+    def constant_targets(self, Y):
+        Y = np.asarray(Y)
+        constant = int((Y == Y[:1]).all(axis=0).sum()) if len(Y) else 0
+        return constant == Y.shape[1], f"{constant} of the {Y.shape[1]} labels"
+
+    def describe(self):
+        return {"task": self.name, "n_labels": len(self.labels)}
+
+    def folds(self, Y, fractions, rng):
+        return splits.stratified_folds(Y, fractions, rng)
+
+    def wrap(self, estimator, global_values, categorical_features=None):
+        from spaces.model import MultiLabelModel
+        from spaces.thresholds import threshold_of
+
+        return MultiLabelModel(estimator, threshold_of(global_values), categorical_features)
+
+    def outputs(self, model, X):
+        scores = model.predict_proba(X)
+        return model.decide(scores), scores
+
+    def measures(self, Y, predictions, scores):
+        return metrics.multilabel_measures(Y, predictions, scores)
+
+
+@dataclass(frozen=True)
+class SingleLabel(Task):
+    """Single-label (binary or multi-class) classification: ``Y`` is a vector of class codes
+    ``0 .. len(classes) - 1`` (-1: unknown); ``classes`` are the class names."""
+
+    classes: tuple[str, ...] = ()
+
+    name: ClassVar[str] = "singlelabel"
+    produces: ClassVar[str] = "slc"
+    default_fitness: ClassVar[str] = "accuracy"
+    #: the PBIL-Auto-Ens protocol: the mean error over an internal stratified 10-fold CV (paper §4.3)
+    default_cv: ClassVar[int] = 10
+    headline: ClassVar[tuple] = (("error", "error_rate"), ("P", "macro_precision"), ("R", "macro_recall"),
+                                 ("F", "macro_f_measure"), ("BA", "balanced_accuracy"), ("log loss", "log_loss"))
+
+    @property
+    def n_targets(self) -> int:
+        return len(self.classes)
+
+    def labelled(self, Y):
+        return np.asarray(Y) >= 0
+
+    def constant_targets(self, Y):
+        present = np.unique(np.asarray(Y))
+        return present.size < 2, f"{present.size} of the {len(self.classes)} classes occur"
+
+    def describe(self):
+        return {"task": self.name, "n_classes": len(self.classes), "classes": list(self.classes)}
+
+    def folds(self, Y, fractions, rng):
+        return splits.class_folds(Y, fractions, rng)
+
+    def wrap(self, estimator, global_values, categorical_features=None):
+        from spaces.model import SingleLabelModel
+
+        return SingleLabelModel(estimator, categorical_features)
+
+    def outputs(self, model, X):
+        proba = model.predict_proba(X)
+        scores = np.zeros((proba.shape[0], len(self.classes)))
+        scores[:, np.asarray(model.classes_, dtype=np.int64)] = proba
+        return model.decide(proba), scores
+
+    def measures(self, Y, predictions, scores):
+        return metrics.singlelabel_measures(Y, predictions, scores, n_classes=len(self.classes))
+
+
+def task_of(Y: Any, names: Sequence[str] = ()) -> Task:
+    """The task of a target array: 1-D class codes are single-label, a 2-D matrix multi-label.
+    ``names`` are the class names (single-label) or label names (multi-label)."""
+    Y = np.asarray(Y)
+    if Y.ndim == 1:
+        names = tuple(names) or tuple(str(c) for c in range(int(Y.max()) + 1 if Y.size else 0))
+        return SingleLabel(tuple(names))
+    return MultiLabel(tuple(names) or tuple(f"y{k}" for k in range(Y.shape[1])))
+
+
+#: the task classes by name (``config.json``'s ``data.task``)
+TASK_CLASSES: dict[str, type[Task]] = {"multilabel": MultiLabel, "singlelabel": SingleLabel}
+
+
+def summary_line(task_name: str, measures: dict) -> str:
+    """One line of a task's headline measures, knowing only the task's name (as run directories record it)."""
+    return TASK_CLASSES.get(task_name, MultiLabel)().summary(measures)
