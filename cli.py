@@ -454,7 +454,8 @@ def cmd_predict(args) -> int:
         raise run_dir.damaged("config.json", "the training data's shape is missing",
                               "new data cannot be checked against the model")
     single = trained.get("task") == "singlelabel"
-    if single and not (isinstance(trained.get("classes"), list) and all(isinstance(c, str) for c in trained["classes"])):
+    classes_ok = isinstance(trained.get("classes"), list) and all(isinstance(c, str) for c in trained["classes"])
+    if single and not classes_ok:
         raise run_dir.damaged("config.json", "the training data's classes are missing", "predictions cannot be named")
     try:
         model = load_model(model_path)

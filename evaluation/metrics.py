@@ -73,10 +73,10 @@ import numpy as np
 from sklearn.metrics import accuracy_score, precision_score, recall_score
 
 __all__ = [
-    "FITNESS", "Fitness", "MAXIMISE", "average_precision", "balanced_accuracy", "coverage", "error_rate", "exact_match", "f1_example",
-    "f1_macro", "f1_micro", "fitness", "fitness_names", "get_fitness", "hamming_loss", "jaccard",
-    "macro_f_measure", "macro_precision", "macro_recall", "multilabel_measures", "one_error", "ranking_loss",
-    "singlelabel_measures",
+    "FITNESS", "Fitness", "MAXIMISE", "average_precision", "balanced_accuracy", "coverage", "error_rate",
+    "exact_match", "f1_example", "f1_macro", "f1_micro", "fitness", "fitness_names", "get_fitness", "hamming_loss",
+    "jaccard", "macro_f_measure", "macro_precision", "macro_recall", "multilabel_measures", "one_error",
+    "ranking_loss", "singlelabel_measures",
 ]
 
 #: Direction of every registered fitness: larger is better.

@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 from skmultilearn.model_selection import IterativeStratification
 
-__all__ = ["SechidisStratification", "class_folds", "draw_seed", "holdout_split", "kfold_splits",
+__all__ = ["SechidisStratification", "as_kfold", "class_folds", "draw_seed", "holdout_split", "kfold_splits",
            "label_proportion_deviation", "stratified_folds"]
 
 _SEED_BOUND = 2**32  # numpy.random.RandomState accepts seeds in [0, 2**32 - 1]
@@ -220,13 +220,17 @@ def kfold_splits(Y: Any, n_splits: int, rng: np.random.Generator) -> list[tuple[
     """Iteratively stratified k-fold CV: ``[(train_idx, test_idx), ...]``, the test parts partition the rows."""
     if int(n_splits) != n_splits or n_splits < 2:
         raise ValueError(f"n_splits must be an integer >= 2, got {n_splits}")
-    folds = stratified_folds(Y, [1.0 / n_splits] * int(n_splits), rng)
-    n = sum(len(f) for f in folds)
+    return as_kfold(stratified_folds(Y, [1.0 / n_splits] * int(n_splits), rng))
+
+
+def as_kfold(parts: Sequence[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``[(train, test), ...]`` of a partition of the rows: each part is the test part once."""
+    n = sum(len(p) for p in parts)
     out = []
-    for f in folds:
+    for p in parts:
         mask = np.ones(n, dtype=bool)
-        mask[f] = False
-        out.append((np.flatnonzero(mask), f))
+        mask[p] = False
+        out.append((np.flatnonzero(mask), p))
     return out
 
 

@@ -81,14 +81,7 @@ class Task(ABC):
         """Stratified k-fold cross-validation: ``[(train, test), ...]``; the test parts partition the rows."""
         if int(k) != k or k < 2:
             raise ValueError(f"the number of folds must be an integer >= 2, got {k}")
-        parts = self.folds(Y, [1.0 / k] * int(k), rng)
-        n = sum(len(p) for p in parts)
-        out = []
-        for p in parts:
-            mask = np.ones(n, dtype=bool)
-            mask[p] = False
-            out.append((np.flatnonzero(mask), p))
-        return out
+        return splits.as_kfold(self.folds(Y, [1.0 / k] * int(k), rng))
 
     # -- models -------------------------------------------------------------------------------
     @abstractmethod

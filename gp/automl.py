@@ -28,6 +28,13 @@ DEFAULT_GRAMMAR = str(GRAMMARS / "large.bnf")
 DEFAULT_SINGLE_LABEL_GRAMMAR = str(GRAMMARS / "ensembles.bnf")
 
 
+def _store(estimator, arguments: dict) -> None:
+    """Keep every constructor argument unchanged as an attribute of its name (scikit-learn's rule)."""
+    for name, value in arguments.items():
+        if name not in ("self", "__class__"):
+            setattr(estimator, name, value)
+
+
 class _GrammarSearch(BaseEstimator):
     """What both estimators share: the run's configuration and the search itself."""
 
@@ -110,26 +117,7 @@ class GrammarAutoML(MultiOutputMixin, ClassifierMixin, _GrammarSearch):
                  population: int | None = None, method_params: dict | None = None, fidelity: str = "NAS-NIS",
                  max_generations: int | None = None, categorical_features=None, random_state: int = 0,
                  output_dir: str | Path | None = None, verbose: bool = False):
-        self.grammar = grammar
-        self.method = method
-        self.time_budget = time_budget
-        self.eval_timeout = eval_timeout
-        self.adaptive_timeout = adaptive_timeout
-        self.mode = mode
-        self.screening = screening
-        self.memory_limit = memory_limit
-        self.n_jobs = n_jobs
-        self.scheduler = scheduler
-        self.fitness = fitness
-        self.cv = cv
-        self.population = population
-        self.method_params = method_params
-        self.fidelity = fidelity
-        self.max_generations = max_generations
-        self.categorical_features = categorical_features
-        self.random_state = random_state
-        self.output_dir = output_dir
-        self.verbose = verbose
+        _store(self, locals())
 
     def fit(self, X, Y) -> "GrammarAutoML":
         from evaluation.data import from_arrays
@@ -165,26 +153,7 @@ class GrammarAutoMLClassifier(ClassifierMixin, _GrammarSearch):
                  cv: int | None = None, population: int | None = None, method_params: dict | None = None,
                  fidelity: str = "NAS-NIS", max_generations: int | None = None, categorical_features=None,
                  random_state: int = 0, output_dir: str | Path | None = None, verbose: bool = False):
-        self.grammar = grammar
-        self.method = method
-        self.time_budget = time_budget
-        self.eval_timeout = eval_timeout
-        self.adaptive_timeout = adaptive_timeout
-        self.mode = mode
-        self.screening = screening
-        self.memory_limit = memory_limit
-        self.n_jobs = n_jobs
-        self.scheduler = scheduler
-        self.fitness = fitness
-        self.cv = cv
-        self.population = population
-        self.method_params = method_params
-        self.fidelity = fidelity
-        self.max_generations = max_generations
-        self.categorical_features = categorical_features
-        self.random_state = random_state
-        self.output_dir = output_dir
-        self.verbose = verbose
+        _store(self, locals())
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -80,9 +80,11 @@ def test_bad_nesting_is_a_mapping_error(tmp_path):
     from gp.bnf_parser import parse_grammar
     from gp.tree import Leaf, Node
 
+    from evaluation.task import MultiLabel
+
     g = parse_grammar("<Start> ::= J48 | BR\n", str(tmp_path / "y.bnf"))
-    with pytest.raises(MappingError, match="single-label"):
-        compile_tree(Node("Start", 0, (Leaf("J48"),)), g)
+    with pytest.raises(MappingError, match="is a single-label classifier, but the data need a multi-label method"):
+        compile_tree(Node("Start", 0, (Leaf("J48"),)), g, task=MultiLabel(("a", "b")))
     with pytest.raises(MappingError, match="needs a slc base, got nothing"):
         compile_tree(Node("Start", 1, (Leaf("BR"),)), g)
 

@@ -210,3 +210,20 @@ def test_inspect_shows_the_learned_vectors(tmp_path, capsys):
     assert main(["inspect", str(out)]) == 0
     text = capsys.readouterr().out
     assert "PBIL probability vectors" in text and "<Start>" in text and "pbil-entropy.png" in text
+
+
+@pytest.mark.parametrize("grammar", ["small.bnf", "large.bnf", "species/large-3.bnf", "species/ensembles-4.bnf"])
+def test_pbil_samples_every_grammar_and_species_grammar(grammar):
+    """The multi-label spaces, the ensemble space and species grammars (annotated values held at their
+    defaults) are all sets of grammar locations to PBIL."""
+    from gp.bnf_parser import load_grammar
+
+    g = load_grammar(GRAMMARS / grammar)
+    task = "singlelabel" if "ensembles" in grammar else "multilabel"
+    config = RunConfig(method="pbil", method_params={"population": 10}, max_generations=3, budget_seconds=3600,
+                       seed=2)
+    engine = FakeEngine()
+    loop = _loop(config, g, load_run_data(None, task=task), engine)
+    loop.search()
+    policy = loop.state.method.policy
+    assert len(engine.calls) >= 10 and len(policy.entropy_history) == 3 and "<Start>" in policy.vectors

@@ -86,7 +86,8 @@ def test_defaults_follow_appendix_a():
     assert build("RandomForest").get_params() == {
         "n_estimators": 100, "n_features": 0, "max_depth": 0, "random_state": 0}
     assert build("RandomTree").get_params() == {
-        "min_num": 1, "n_features": 0, "max_depth": 0, "num_folds": 0, "random_state": 0}
+        "min_num": 1, "n_features": 0, "max_depth": 0, "num_folds": 0, "allow_unclassified": False,
+        "random_state": 0}
     assert build("REPTree").get_params() == {
         "min_num": 2, "max_depth": -1, "no_pruning": False, "num_folds": 3, "random_state": 0}
     stump = build("DecisionStump")

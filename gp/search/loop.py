@@ -188,8 +188,10 @@ class SearchLoop:
         st = self.state
         which = (st.resample if resample is None else resample, st.split_seed if seed is None else seed, step)
         if which not in self._views:  # drawn once per resample and period, from the resample's own seed
-            fidelity = self.schedule.view(self.train, step, which[0], np.random.default_rng(which[1]), self.config.cv)
-            self._views = {**dict(list(self._views.items())[-1:]), which: (fidelity.key, restrict(self.train, fidelity))}
+            fidelity = self.schedule.view(self.train, step, which[0], np.random.default_rng(which[1]),
+                                          self.config.cv)
+            latest = dict(list(self._views.items())[-1:])
+            self._views = {**latest, which: (fidelity.key, restrict(self.train, fidelity))}
         return self._views[which]
 
     def rungs(self, key: str, split: Split, seed: int | None = None) -> list[tuple[str, Split]]:

@@ -132,6 +132,28 @@ class SteadyStateMethod(SearchMethod):
         """The data changed: fitness values told from now on are on the new view."""
 
 
+class BatchedMethod(SteadyStateMethod):
+    """A steady-state method whose candidates come in batches that are told whole: :meth:`ask`
+    makes a batch, which is handed out one candidate at a time, and :meth:`tell` receives a batch
+    once ``generation_size`` candidates are back (random search, PBIL)."""
+
+    def __init__(self, config: RunConfig, policy: SamplingPolicy | None = None):
+        super().__init__(config, policy)
+        self.queue: list[Individual] = []
+        self.current: list[Individual] = []
+
+    def ask_one(self, rng):
+        if not self.queue:
+            self.queue = self.ask(rng)
+        return self.queue.pop(0)
+
+    def tell_one(self, evaluated):
+        self.current.append(evaluated)
+        if len(self.current) >= self.generation_size:
+            self.tell(self.current)
+            self.current = []
+
+
 def supports_async(method: str) -> bool:
     known_methods()
     return bool(getattr(METHODS.get(method), "asynchronous", False))

@@ -52,7 +52,7 @@ from gp.tree import Leaf
 
 from .config import MAX_POPULATION
 from .individual import Individual
-from .method import SteadyStateMethod, by_rank, register_method
+from .method import BatchedMethod, by_rank, register_method
 from .parameters import Parameter
 
 #: a numeric location with at most this many values gets one component per value (the paper's
@@ -232,7 +232,7 @@ def _grid(lo: float, hi: float, step: float, lo_open: bool, hi_open: bool) -> np
 
 
 @register_method
-class PBIL(SteadyStateMethod):
+class PBIL(BatchedMethod):
     """Population-based incremental learning over the grammar's probability vectors."""
 
     name = "pbil"
@@ -250,8 +250,6 @@ class PBIL(SteadyStateMethod):
         params = config.params
         super().__init__(config, policy or ProbabilityVectors(params["learning_rate"], params["real_bins"]))
         self.generation_bests: list[Individual] = []
-        self.queue: list[Individual] = []
-        self.current: list[Individual] = []
 
     def attach(self, grammar, meta):
         super().attach(grammar, meta)
@@ -272,17 +270,6 @@ class PBIL(SteadyStateMethod):
         self.policy.learn([i.tree for i in worked[:n]])
         if worked:
             self.generation_bests = by_rank(self.generation_bests + worked[:1])[: self.config.final_candidates]
-
-    def ask_one(self, rng):
-        if not self.queue:
-            self.queue = self.ask(rng)
-        return self.queue.pop(0)
-
-    def tell_one(self, evaluated):
-        self.current.append(evaluated)
-        if len(self.current) >= self.generation_size:
-            self.tell(self.current)
-            self.current = []
 
     def new_view(self):
         """Fitness values on the new view are not comparable with the open generation's: learn from

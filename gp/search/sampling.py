@@ -12,18 +12,16 @@ time, and a batch is told (policy update, batch best) once all its members are b
 from __future__ import annotations
 
 from .individual import Individual
-from .method import SteadyStateMethod, best_of, by_rank, register_method
+from .method import BatchedMethod, best_of, by_rank, register_method
 
 
 @register_method
-class RandomSearch(SteadyStateMethod):
+class RandomSearch(BatchedMethod):
     name = "random"
 
     def __init__(self, config, policy=None):
         super().__init__(config, policy)
         self.batch_bests: list[Individual] = []
-        self.queue: list[Individual] = []
-        self.current: list[Individual] = []
 
     @property
     def generation_size(self) -> int:
@@ -38,17 +36,6 @@ class RandomSearch(SteadyStateMethod):
         self.batch_bests.append(best_of(evaluated))
         # keep only what the final choice can use
         self.batch_bests = by_rank(self.batch_bests)[: self.config.final_candidates]
-
-    def ask_one(self, rng):
-        if not self.queue:
-            self.queue = self.ask(rng)
-        return self.queue.pop(0)
-
-    def tell_one(self, evaluated):
-        self.current.append(evaluated)
-        if len(self.current) >= self.config.batch_size:
-            self.tell(self.current)
-            self.current = []
 
     def new_view(self):
         """Nothing to do: random search compares nothing while it searches."""

@@ -73,6 +73,9 @@ class LocallyWeightedLearning(ClassifierMixin, BaseEstimator):
     (``-U``: 0 linear, 1 Epanechnikov, 2 tricube, 3 inverse, 4 Gaussian) the weighting.
 
     ``fit`` only stores the training data; every ``predict_proba`` row costs one base fit.
+    Deviation: rows of weight 0 are dropped at ``fit`` (WEKA keeps them as weightless
+    neighbours, which still widen the attribute ranges and may set the bandwidth), so that a
+    zero weight means an absent row.
     """
 
     def __init__(self, estimator, n_neighbors: int = -1, kernel: int = 0, random_state=None):
@@ -86,6 +89,9 @@ class LocallyWeightedLearning(ClassifierMixin, BaseEstimator):
             raise ValueError(f"kernel must be one of {sorted(KERNELS)}, got {self.kernel!r}")
         X, self.classes_, self.y_ = fit_inputs(self, X, y)
         self.sample_weight_ = training_weights(sample_weight, X.shape[0])
+        keep = self.sample_weight_ > 0          # a row of weight 0 is an absent row
+        if not keep.all():
+            X, self.y_, self.sample_weight_ = X[keep], self.y_[keep], self.sample_weight_[keep]
         lo, hi = X.min(axis=0), X.max(axis=0)
         span = hi - lo
         self.min_ = lo

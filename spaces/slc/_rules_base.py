@@ -1,8 +1,8 @@
 """Plumbing shared by the rule learners (JRip, PART, DecisionTable, OneR, ZeroR).
 
-All of them need the same three things, so they live here once:
+All of them need the same two things, so they live here once (input checks and class coding
+are every SLC's, in :mod:`spaces.slc._validation`):
 
-* input checks and class coding (``classes_`` sorted, integer codes ``0..K-1``, weights);
 * per-column ascending row orders of the training matrix, so that a *subset* of rows can be
   put in sorted order for every column in O(n·M) (filtering the global order) instead of
   re-sorting at every rule antecedent or tree node;
@@ -13,24 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 #: weka.core.Utils.SMALL: the tolerance of Utils.gr / sm / eq.
 SMALL = 1e-6
 LN2 = float(np.log(2.0))
-
-
-def prepare_fit(est, X, y, sample_weight=None):
-    """Validate ``(X, y)``; set ``classes_``/``n_features_in_``; return float X, codes, weights."""
-    X, y = validate_data(est, X, y, dtype=np.float64)
-    est.classes_, codes = np.unique(y, return_inverse=True)
-    w = _check_sample_weight(sample_weight, X, dtype=np.float64)
-    return X, codes.astype(np.intp), w
-
-
-def prepare_predict(est, X):
-    check_is_fitted(est, "classes_")
-    return validate_data(est, X, dtype=np.float64, reset=False)
 
 
 def make_rng(random_state) -> np.random.Generator:

@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from spaces.deadline import check_deadline
-from spaces.slc._rules_base import prepare_fit, prepare_predict
+from spaces.slc._validation import fit_inputs, predict_inputs
 
 #: cap on (attributes × rows × classes) cells held at once; larger problems run in chunks
 _CHUNK_CELLS = 4_000_000
@@ -101,8 +101,14 @@ class WekaOneR(ClassifierMixin, BaseEstimator):
         self.min_bucket_size = min_bucket_size
         self.random_state = random_state
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # a rule on one attribute cannot fit a concept that needs two (Holte's baseline)
+        tags.classifier_tags.poor_score = True
+        return tags
+
     def fit(self, X, y):
-        X, codes, _ = prepare_fit(self, X, y)
+        X, codes, _ = fit_inputs(self, X, y)
         n, m = X.shape
         k = self.classes_.size
         mbs = max(int(self.min_bucket_size), 1)
@@ -127,7 +133,7 @@ class WekaOneR(ClassifierMixin, BaseEstimator):
         return self
 
     def predict(self, X):
-        X = prepare_predict(self, X)
+        X = predict_inputs(self, X)
         if self.attribute_ < 0:
             return np.full(X.shape[0], self.classes_[self.classifications_[0]])
         v = np.searchsorted(self.breakpoints_, X[:, self.attribute_], side="right")

@@ -20,9 +20,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from spaces.deadline import check_deadline
-from spaces.slc._rules_base import (LN2, SMALL, ColumnOrder, make_rng, prepare_fit,
-                                     prepare_predict, stratified_folds)
+from spaces.slc._rules_base import LN2, SMALL, ColumnOrder, make_rng, stratified_folds
 from spaces.slc._rules_c45 import C45SplitSelector, add_errs, _lnf
+from spaces.slc._validation import fit_inputs, labels, predict_inputs
 
 
 class _Node:
@@ -204,7 +204,7 @@ class WekaPART(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y, sample_weight=None):
-        X, codes, w = prepare_fit(self, X, y, sample_weight)
+        X, codes, w = fit_inputs(self, X, y, sample_weight)
         k = self.classes_.size
         prior = np.bincount(codes, weights=w, minlength=k)
         self.class_prior_ = prior / prior.sum() if prior.sum() > 0 else np.full(k, 1.0 / k)
@@ -236,7 +236,7 @@ class WekaPART(ClassifierMixin, BaseEstimator):
         return self
 
     def predict_proba(self, X):
-        X = prepare_predict(self, X)
+        X = predict_inputs(self, X)
         out = np.tile(self.class_prior_, (X.shape[0], 1))
         free = np.ones(X.shape[0], dtype=bool)
         for conds, dist in zip(self.rules_, self.rule_distributions_):
@@ -248,4 +248,4 @@ class WekaPART(ClassifierMixin, BaseEstimator):
         return out
 
     def predict(self, X):
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        return labels(self, self.predict_proba(X))

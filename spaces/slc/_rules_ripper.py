@@ -30,8 +30,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from spaces.deadline import check_deadline
-from spaces.slc._rules_base import (SMALL, ColumnOrder, make_rng, normalise_rows, prepare_fit,
-                                     prepare_predict)
+from spaces.slc._rules_base import SMALL, ColumnOrder, make_rng, normalise_rows
+from spaces.slc._validation import fit_inputs, labels, predict_inputs
 
 MAX_DL_SURPLUS = 64.0
 REDUNDANCY_FACTOR = 0.5
@@ -525,7 +525,7 @@ class WekaJRip(ClassifierMixin, BaseEstimator):
 
     # -- estimator API -------------------------------------------------------------------
     def fit(self, X, y, sample_weight=None):
-        X, codes, w = prepare_fit(self, X, y, sample_weight)
+        X, codes, w = fit_inputs(self, X, y, sample_weight)
         k = self.classes_.size
         counts = np.bincount(codes, weights=w, minlength=k)
         order = np.argsort(counts, kind="stable")          # ordered class r = original order[r]
@@ -564,7 +564,7 @@ class WekaJRip(ClassifierMixin, BaseEstimator):
         return self
 
     def predict_proba(self, X):
-        X = prepare_predict(self, X)
+        X = predict_inputs(self, X)
         out = np.empty((X.shape[0], self.classes_.size))
         free = np.ones(X.shape[0], dtype=bool)
         for (att, thr, ge), dist in zip(self.rules_, self.rule_distributions_):
@@ -578,4 +578,4 @@ class WekaJRip(ClassifierMixin, BaseEstimator):
         return out
 
     def predict(self, X):
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        return labels(self, self.predict_proba(X))

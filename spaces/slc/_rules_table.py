@@ -20,9 +20,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from spaces.deadline import check_deadline
-from spaces.slc._rules_base import (SMALL, make_rng, normalise_rows, prepare_fit, prepare_predict,
-                                     stratified_folds)
+from spaces.slc._rules_base import SMALL, make_rng, normalise_rows, stratified_folds
 from spaces.slc._mdl import discretise, mdl_cut_points
+from spaces.slc._validation import fit_inputs, labels, predict_inputs
 
 _CHUNK_CELLS = 3_000_000
 MEASURES = ("acc", "rmse", "mae", "auc")
@@ -210,7 +210,7 @@ class WekaDecisionTable(ClassifierMixin, BaseEstimator):
             raise ValueError(f"evaluation_measure must be one of {MEASURES}")
         if self.search not in SEARCHES:
             raise ValueError(f"search must be one of {SEARCHES}")
-        X, codes, w = prepare_fit(self, X, y, sample_weight)
+        X, codes, w = fit_inputs(self, X, y, sample_weight)
         n, m = X.shape
         k = self.classes_.size
         self.cut_points_ = [mdl_cut_points(X[:, j], codes, k, w) for j in range(m)]
@@ -273,7 +273,7 @@ class WekaDecisionTable(ClassifierMixin, BaseEstimator):
         return out
 
     def predict_proba(self, X):
-        X = prepare_predict(self, X)
+        X = predict_inputs(self, X)
         keys = discretise(X, self.cut_points_)[:, self.selected_]
         if self.selected_.size == 0:  # one cell holding every training row
             return np.tile(normalise_rows(self.cell_counts_[0], self.class_prior_), (X.shape[0], 1))
@@ -292,4 +292,4 @@ class WekaDecisionTable(ClassifierMixin, BaseEstimator):
         return out
 
     def predict(self, X):
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        return labels(self, self.predict_proba(X))

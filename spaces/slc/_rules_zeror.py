@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from spaces.slc._rules_base import prepare_fit, prepare_predict
+from spaces.slc._validation import fit_inputs, predict_inputs
 
 
 class WekaZeroR(ClassifierMixin, BaseEstimator):
@@ -21,17 +21,22 @@ class WekaZeroR(ClassifierMixin, BaseEstimator):
     def __init__(self, random_state=None):
         self.random_state = random_state
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.poor_score = True    # the majority class, as DummyClassifier
+        return tags
+
     def fit(self, X, y, sample_weight=None):
-        _, codes, w = prepare_fit(self, X, y, sample_weight)
+        _, codes, w = fit_inputs(self, X, y, sample_weight)
         counts = 1.0 + np.bincount(codes, weights=w, minlength=self.classes_.size)
         self.class_prior_ = counts / counts.sum()
         self.majority_ = int(np.argmax(counts))
         return self
 
     def predict_proba(self, X):
-        X = prepare_predict(self, X)
+        X = predict_inputs(self, X)
         return np.tile(self.class_prior_, (X.shape[0], 1))
 
     def predict(self, X):
-        X = prepare_predict(self, X)
+        X = predict_inputs(self, X)
         return np.full(X.shape[0], self.classes_[self.majority_])

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from spaces.params import Params
 from spaces.registry import register
@@ -27,22 +25,9 @@ from ._bayes_discretize import MDLDiscretizer
 from ._bayes_estimators import (KernelTable, attribute_precision, normal_density,
                                 normal_parameters)
 from ._bayes_net_search import SEARCHES, ScoreData, joint_codes, search_structure
+from ._validation import fit_inputs, labels, predict_inputs
 
 _LOG_FLOOR = np.log(1e-75)  # WEKA NaiveBayes: each attribute's likelihood is floored at 1e-75
-
-
-def _encode_target(y, sample_weight, n):
-    check_classification_targets(y)
-    classes, y_enc = np.unique(np.asarray(y), return_inverse=True)
-    if sample_weight is None:
-        w = np.ones(n)
-    else:
-        w = np.asarray(sample_weight, dtype=float).reshape(-1)
-        if w.shape[0] != n:
-            raise ValueError(f"sample_weight has {w.shape[0]} entries for {n} rows")
-        if np.any(w < 0) or not np.all(np.isfinite(w)) or not w.sum() > 0:
-            raise ValueError("sample_weight must be finite, non-negative and not all zero")
-    return classes, y_enc, w
 
 
 def _softmax_rows(logp: np.ndarray) -> np.ndarray:
@@ -55,16 +40,14 @@ class _ProbaClassifier(ClassifierMixin, BaseEstimator):
     """Shared ``predict`` / ``predict_proba`` from a ``_joint_log_likelihood``."""
 
     def predict_proba(self, X):
-        check_is_fitted(self, "classes_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = predict_inputs(self, X)
         return _softmax_rows(self._joint_log_likelihood(X))
 
     def predict_log_proba(self, X):
         return np.log(self.predict_proba(X))
 
     def predict(self, X):
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
+        return labels(self, self.predict_proba(X))
 
 
 # --------------------------------------------------------------------------- NaiveBayes
@@ -74,8 +57,10 @@ class WekaNaiveBayes(_ProbaClassifier):
     model of each numeric attribute; class prior and discrete counts are Laplace-corrected.
 
     ``estimator``: ``"normal"`` | ``"kernel"`` | ``"discretize"``. Instance weights weigh every
-    count and moment; the numeric precision comes from all training rows, as in WEKA.
-    Deviation: the kernel sum is exact (WEKA truncates it once the rest adds < 1 %).
+    count and moment; the numeric precision comes from the training rows, as in WEKA.
+    Deviations: the kernel sum is exact (WEKA truncates it once the rest adds < 1 %); rows of
+    weight 0 are ignored entirely (WEKA lets them set the precision), so that a zero weight
+    means an absent row — their classes keep their Laplace-corrected prior.
     """
 
     def __init__(self, estimator: str = "normal"):
@@ -84,8 +69,10 @@ class WekaNaiveBayes(_ProbaClassifier):
     def fit(self, X, y, sample_weight=None):
         if self.estimator not in ("normal", "kernel", "discretize"):
             raise ValueError(f"estimator must be 'normal', 'kernel' or 'discretize', got {self.estimator!r}")
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        self.classes_, y_enc, w = _encode_target(y, sample_weight, X.shape[0])
+        X, y_enc, w = fit_inputs(self, X, y, sample_weight)
+        keep = w > 0
+        if not keep.all():
+            X, y_enc, w = X[keep], y_enc[keep], w[keep]
         C = self.classes_.size
         class_w = np.bincount(y_enc, weights=w, minlength=C)
         self.class_log_prior_ = np.log((class_w + 1.0) / (class_w.sum() + C))
@@ -144,8 +131,7 @@ class WekaNaiveBayesMultinomial(_ProbaClassifier):
         return tags
 
     def fit(self, X, y, sample_weight=None):
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        self.classes_, y_enc, w = _encode_target(y, sample_weight, X.shape[0])
+        X, y_enc, w = fit_inputs(self, X, y, sample_weight)
         if np.any((X < 0) & (w[:, None] > 0)):
             raise ValueError("Negative values in data passed to NaiveBayesMultinomial: numeric "
                              "attribute values must all be greater or equal to zero (as in WEKA)")
@@ -186,8 +172,7 @@ class WekaBayesNet(_ProbaClassifier):
     def fit(self, X, y, sample_weight=None):
         if self.search not in SEARCHES:
             raise ValueError(f"unknown search {self.search!r}; expected one of {SEARCHES}")
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        self.classes_, y_enc, w = _encode_target(y, sample_weight, X.shape[0])
+        X, y_enc, w = fit_inputs(self, X, y, sample_weight)
         C, M = self.classes_.size, X.shape[1]
         self.discretizer_ = MDLDiscretizer().fit(X, y_enc, sample_weight=w)
         Z = np.column_stack([self.discretizer_.transform(X), y_enc]).astype(np.int64)

@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from spaces.deadline import check_deadline
 from spaces.params import Params
 from spaces.registry import register
 
 from ._lazy_kstar import MISSING_MODES, NUM_RAND_COLS, kstar_scales
+from ._validation import fit_inputs, labels, predict_inputs
 
 _MEMORY = 64e6  # bytes for one block of pairwise values
 
@@ -99,13 +98,8 @@ class WekaIBk(ClassifierMixin, BaseEstimator):
                              f"got {self.distance_weighting!r}")
         if int(self.n_neighbors) < 1:
             raise ValueError(f"n_neighbors must be >= 1, got {self.n_neighbors}")
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        self.classes_, y_enc = np.unique(y, return_inverse=True)
+        X, y_enc, w = fit_inputs(self, X, y, sample_weight)
         n = X.shape[0]
-        w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float).reshape(-1)
-        if w.shape[0] != n or np.any(w < 0) or not np.all(np.isfinite(w)) or not w.sum() > 0:
-            raise ValueError("sample_weight must be finite, non-negative, not all zero, one per row")
         self.min_ = X.min(axis=0)
         rng = X.max(axis=0) - self.min_
         self.inv_range_ = np.divide(1.0, rng, out=np.zeros_like(rng), where=rng > 0)
@@ -151,8 +145,7 @@ class WekaIBk(ClassifierMixin, BaseEstimator):
         return errors
 
     def predict_proba(self, X):
-        check_is_fitted(self, "train_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = predict_inputs(self, X, fitted="train_")
         Xn = self._normalise(X)
         n_train, C = self.train_.shape[0], self.classes_.size
         out = np.empty((X.shape[0], C))
@@ -170,8 +163,7 @@ class WekaIBk(ClassifierMixin, BaseEstimator):
         return out
 
     def predict(self, X):
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
+        return labels(self, self.predict_proba(X))
 
 
 # --------------------------------------------------------------------------- K*
@@ -212,9 +204,7 @@ class WekaKStar(ClassifierMixin, BaseEstimator):
             raise ValueError(f"missing_mode must be one of {MISSING_MODES}, got {self.missing_mode!r}")
         if not 0 <= int(self.global_blend) <= 100:
             raise ValueError(f"global_blend must be in [0, 100], got {self.global_blend}")
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan")
-        check_classification_targets(y)
-        self.classes_, y_enc = np.unique(y, return_inverse=True)
+        X, y_enc, _ = fit_inputs(self, X, y, allow_nan=True)
         self.train_ = X
         self.y_ = y_enc
         missing = np.isnan(X)
@@ -227,8 +217,7 @@ class WekaKStar(ClassifierMixin, BaseEstimator):
         return self
 
     def predict_proba(self, X):
-        check_is_fitted(self, "train_")
-        X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False)
+        X = predict_inputs(self, X, allow_nan=True, fitted="train_")
         scale, p_miss = kstar_scales(self.train_, X, int(self.global_blend),
                                      bool(self.entropic_auto_blend), self.missing_mode,
                                      self.class_columns_)
@@ -278,8 +267,7 @@ class WekaKStar(ClassifierMixin, BaseEstimator):
         return logk
 
     def predict(self, X):
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
+        return labels(self, self.predict_proba(X))
 
 
 # --------------------------------------------------------------------------- registry

@@ -13,7 +13,8 @@ in one module per concept:
 
 All of them fit their base through :func:`spaces.slc.base.fit_slc` (constant targets, weights
 for learners without ``sample_weight``), accept ``sample_weight`` themselves, and derive every
-member seed from ``p.random_state``.
+member seed from their seed: WEKA's ``-S``, which PBIL-Auto-Ens searches as a hyper-parameter
+(``s_ada``, ``s_bagging``, ``s_rc``; :meth:`Params.seed` falls back to ``p.random_state``).
 """
 from __future__ import annotations
 
@@ -37,24 +38,27 @@ def attribute_selected_classifier(p: Params, base):
 
 @register("AdaBoostM1", kind="meta-slc")
 def adaboost_m1(p: Params, base):
-    """AdaBoostM1: <ni_ada> rounds, weight threshold <wt>% (100 = no trimming), <ur> = resampling (SAMME for K>2)."""
+    """AdaBoostM1: <ni_ada> rounds, weight threshold <wt>% (100 = no trimming), <ur> = resampling
+    (SAMME for K>2), seed <s_ada>."""
     return AdaBoostM1(base, n_estimators=p.int("ni_ada", 10), weight_threshold=p.int("wt", 100),
-                      use_resampling=p.flag("ur"), random_state=p.random_state)
+                      use_resampling=p.flag("ur"), random_state=p.seed("s_ada"))
 
 
 @register("Bagging", kind="meta-slc")
 def bagging(p: Params, base):
-    """Bagging: <ni_bagging> bags of <bsp_bagging>% of the rows ('100 coob': full bags + out-of-bag error)."""
+    """Bagging: <ni_bagging> bags of <bsp_bagging>% of the rows ('100 coob': full bags + out-of-bag
+    error), seed <s_bagging>."""
     oob = p.has("coob")
     percent = 100 if oob else p.int("bsp_bagging", 100)
     return Bagging(base, n_estimators=p.int("ni_bagging", 10), bag_size_percent=percent,
-                   oob_score=oob, random_state=p.random_state)
+                   oob_score=oob, random_state=p.seed("s_bagging"))
 
 
 @register("RandomCommittee", kind="meta-slc")
 def random_committee(p: Params, base):
-    """RandomCommittee: <ni_rc> differently seeded copies of the base on all rows, probabilities averaged."""
-    return RandomCommittee(base, n_estimators=p.int("ni_rc", 10), random_state=p.random_state)
+    """RandomCommittee: <ni_rc> differently seeded copies of the base on all rows, probabilities
+    averaged, seed <s_rc>."""
+    return RandomCommittee(base, n_estimators=p.int("ni_rc", 10), random_state=p.seed("s_rc"))
 
 
 @register("RandomSubSpace", kind="meta-slc")

@@ -19,7 +19,9 @@ Conventions shared by the custom trees (J48, REPTree, RandomTree):
   (``-M``) and C4.5's error counts mean the same whatever the scale of the weights a
   meta-learner passes; rows of weight 0 are then dropped;
 * a leaf that no training row reaches predicts its parent's distribution (WEKA's
-  "empty" leaves).
+  "empty" leaves), or none at all with RandomTree's ``-U`` (an all-zero row);
+* inputs are validated as every SLC's (:mod:`spaces.slc._validation`): finite floats, any
+  class labels, ``n_features_in_`` checked at prediction.
 """
 from __future__ import annotations
 
@@ -30,15 +32,15 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils import check_random_state
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from spaces.params import Params
 from spaces.registry import register
 
 from ._tree_c45 import apply_split_test, collapse, prune
-from ._tree_flat import FlatTree
+from ._tree_flat import LEAF, FlatTree
 from ._tree_holdout import reduced_error_prune, stratified_folds
+from ._validation import fit_inputs, labels, predict_inputs
 
 _SEED_MAX = np.iinfo(np.int32).max
 
@@ -49,28 +51,13 @@ def weka_k_features(n_features: int, requested: int) -> int:
     return max(1, min(k, n_features))
 
 
-def _weights(sample_weight, n: int) -> np.ndarray:
-    """Validated instance weights (ones when None): finite, non-negative, not all zero."""
-    if sample_weight is None:
-        return np.ones(n)
-    w = np.asarray(sample_weight, dtype=np.float64)
-    if w.shape != (n,):
-        raise ValueError(f"sample_weight has shape {w.shape}, expected ({n},)")
-    if not np.all(np.isfinite(w)) or np.any(w < 0) or not w.sum() > 0:
-        raise ValueError("sample_weight must be finite, non-negative and not all zero")
-    return w
-
-
 class _WekaTree(ClassifierMixin, BaseEstimator):
     """Shared fitting preamble and prediction for trees held as a :class:`FlatTree`."""
 
     def _prepare(self, X, y, sample_weight):
         """float32 ``X`` (as sklearn trees see it), class indices, weights summing to n."""
-        X, y = validate_data(self, X, y, dtype=np.float32)
-        check_classification_targets(y)
-        self.classes_, y_idx = np.unique(y, return_inverse=True)
+        X, y_idx, w = fit_inputs(self, X, y, sample_weight, dtype=np.float32)
         self.n_classes_ = self.classes_.size
-        w = _weights(sample_weight, X.shape[0])
         w = w * (X.shape[0] / w.sum())
         keep = w > 0                      # weightless rows carry nothing (WEKA's resamples drop them)
         if not keep.all():
@@ -78,22 +65,27 @@ class _WekaTree(ClassifierMixin, BaseEstimator):
         unit = bool(np.allclose(w, 1.0, rtol=0.0, atol=1e-9))
         return X, y_idx.astype(np.intp), w, unit
 
-    def _finish(self, tree: FlatTree, counts: np.ndarray, laplace: bool = False):
-        """Store the compacted tree, its per-node class weights and probabilities."""
+    def _finish(self, tree: FlatTree, counts: np.ndarray, laplace: bool = False,
+                unclassified: bool = False):
+        """Store the compacted tree, its per-node class weights and probabilities.
+
+        ``unclassified``: a leaf without weight gets an all-zero distribution (WEKA's
+        RandomTree ``-U``) instead of its nearest weighted ancestor's.
+        """
         dist = tree.node_distributions(counts, laplace=laplace)
+        if unclassified:
+            dist[(tree.left == LEAF) & (counts.sum(axis=1) <= 0)] = 0.0
         self.tree_, kept = tree.compact()
         self.node_weights_ = counts[kept]
         self.node_proba_ = dist[kept]
         return self
 
     def predict_proba(self, X) -> np.ndarray:
-        check_is_fitted(self, "tree_")
-        X = validate_data(self, X, dtype=np.float32, reset=False)
+        X = predict_inputs(self, X, dtype=np.float32, fitted="tree_")
         return self.node_proba_[self.tree_.route(X)]
 
     def predict(self, X) -> np.ndarray:
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
+        return labels(self, self.predict_proba(X))
 
     def get_depth(self) -> int:
         check_is_fitted(self, "tree_")
@@ -221,26 +213,39 @@ class RandomTreeClassifier(_WekaTree):
     """WEKA's RandomTree: an unpruned tree choosing among K random attributes per node.
 
     scikit-learn's best splitter with ``max_features = K`` (``n_features`` 0 =
-    ``int(log2(M) + 1)``), entropy criterion; a node is split only if it weighs at
-    least ``2 * min_num`` (WEKA's ``-M`` check — children may be lighter), up to
+    ``int(log2(M) + 1)``, at most M), entropy criterion; a node is split only if it weighs
+    at least ``2 * min_num`` (WEKA's ``-M`` check — children may be lighter), up to
     ``max_depth`` (0 = unlimited). With ``num_folds`` >= 2 (``-N``), the tree grows on
     all stratified folds but the second, and the class distributions are re-estimated
-    from that held-out fold alone; nodes it does not reach predict their parent's.
+    from that held-out fold alone; leaves it does not reach are empty.
+
+    An empty leaf predicts its nearest non-empty ancestor's distribution (WEKA returns no
+    distribution there and the parent answers), unless ``allow_unclassified`` (``-U``):
+    then WEKA's empty leaf returns an all-zero distribution, and so does ``predict_proba``
+    for the rows reaching it — such a row is unclassified (WEKA's ``classifyInstance`` gives
+    a missing value; ``predict`` must name a label and gives ``classes_[0]``). In an averaging
+    ensemble the zero row adds nothing, as in WEKA; a multi-label transformation reads a
+    score of 0 for every class. Only back-fitting (``num_folds`` >= 2) makes empty leaves.
 
     Deviation: when the K sampled attributes give no gain, WEKA samples more until one
     does, scikit-learn only until a non-constant one is found.
     """
 
-    def __init__(self, min_num=1, n_features=0, max_depth=0, num_folds=0, random_state=None):
+    def __init__(self, min_num=1, n_features=0, max_depth=0, num_folds=0, allow_unclassified=False,
+                 random_state=None):
         self.min_num = min_num
         self.n_features = n_features
         self.max_depth = max_depth
         self.num_folds = num_folds
+        self.allow_unclassified = allow_unclassified
         self.random_state = random_state
 
     def fit(self, X, y, sample_weight=None):
         if self.num_folds == 1 or self.num_folds < 0:
             raise ValueError(f"num_folds must be 0 (no back-fitting) or >= 2, got {self.num_folds!r}")
+        if self.n_features < 0 or self.max_depth < 0:
+            raise ValueError(f"n_features and max_depth must be >= 0 (0 = WEKA's default), got "
+                             f"{self.n_features!r} and {self.max_depth!r}")
         X, y, w, unit = self._prepare(X, y, sample_weight)
         rng = check_random_state(self.random_state)
         k, mw = self.n_classes_, float(self.min_num)
@@ -263,7 +268,7 @@ class RandomTreeClassifier(_WekaTree):
             back_counts = tree.class_weights(X, y, w, k, rows=back)
             if back_counts[0].sum() > 0:
                 counts = back_counts                            # back-fitting
-        return self._finish(tree, counts)
+        return self._finish(tree, counts, unclassified=bool(self.allow_unclassified))
 
 
 class WekaRandomForest(ClassifierMixin, BaseEstimator):
@@ -282,33 +287,31 @@ class WekaRandomForest(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y, sample_weight=None):
-        X, y = validate_data(self, X, y, dtype=np.float32)
-        check_classification_targets(y)
+        X, codes, w = fit_inputs(self, X, y, sample_weight, dtype=np.float32)
         self.forest_ = RandomForestClassifier(
             n_estimators=int(self.n_estimators), criterion="entropy",
             max_features=weka_k_features(X.shape[1], int(self.n_features)),
             max_depth=int(self.max_depth) if self.max_depth > 0 else None,
             bootstrap=True, n_jobs=1, random_state=self.random_state,
-        ).fit(X, y, sample_weight=sample_weight)
-        self.classes_ = self.forest_.classes_
+        ).fit(X, codes, sample_weight=None if sample_weight is None else w)
         return self
 
     def predict_proba(self, X) -> np.ndarray:
-        check_is_fitted(self, "forest_")
-        X = validate_data(self, X, dtype=np.float32, reset=False)
-        return self.forest_.predict_proba(X)
+        X = predict_inputs(self, X, dtype=np.float32, fitted="forest_")
+        return self.forest_.predict_proba(X)          # columns: the codes 0..K-1 of classes_
 
     def predict(self, X) -> np.ndarray:
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
+        return labels(self, self.predict_proba(X))
 
 
 # ---------------------------------------------------------------------- registry
 @register("J48", kind="slc")
 def j48(p: Params):
-    """J48 (C4.5): mno_c45 min objects, cf_c45 confidence or u (unpruned); switches ct = do NOT
-    collapse, sr = NO subtree raising, umc = NO MDL correction, ul = Laplace leaves; bs has no
-    effect (numeric inputs, binary splits already)."""
+    """J48 (C4.5): mno_c45 min objects, cf_c45 confidence in (0, 5] or u (unpruned); switches
+    ct = do NOT collapse, sr = NO subtree raising, umc = NO MDL correction, ul = Laplace leaves;
+    bs has no effect (numeric inputs, binary splits already). A confidence above 0.5 adds no
+    pessimistic errors (WEKA's Stats.addErrs warns and returns 0), so error-based pruning then
+    only cuts splits that do not lower the training error by more than 0.1."""
     return J48Classifier(min_num_obj=p.int("mno_c45", 2), confidence_factor=p.real("cf_c45", 0.25),
                          unpruned=p.has("u"), collapse_tree=not p.flag("ct"),
                          subtree_raising=not p.flag("sr"), use_mdl_correction=not p.flag("umc"),
@@ -324,7 +327,8 @@ def decision_stump(p: Params):
 
 @register("RandomForest", kind="slc")
 def random_forest(p: Params):
-    """RandomForest: nt trees, nf_rf features (0 = int(log2(M)+1)), depth md_rf (0 = unlimited)."""
+    """RandomForest: nt trees, nf_rf features (0 = int(log2(M)+1), at most M), depth md_rf
+    (0 = unlimited)."""
     return WekaRandomForest(n_estimators=p.int("nt", 100), n_features=p.int("nf_rf", 0),
                             max_depth=p.int("md_rf", 0), random_state=p.random_state)
 
@@ -332,10 +336,11 @@ def random_forest(p: Params):
 @register("RandomTree", kind="slc")
 def random_tree(p: Params):
     """RandomTree: mw_rtree min weight to split (2x), nfbgt back-fitting folds (0 = none),
-    nf_rtree features (0 = int(log2(M)+1)), md_rtree depth (0 = unlimited)."""
+    nf_rtree features (0 = int(log2(M)+1), at most M), md_rtree depth (0 = unlimited),
+    ua_rtree = allow unclassified instances (WEKA -U: an empty leaf gives a zero distribution)."""
     return RandomTreeClassifier(min_num=p.int("mw_rtree", 1), num_folds=p.int("nfbgt", 0),
                                 n_features=p.int("nf_rtree", 0), max_depth=p.int("md_rtree", 0),
-                                random_state=p.random_state)
+                                allow_unclassified=p.flag("ua_rtree"), random_state=p.random_state)
 
 
 @register("REPTree", kind="slc")

@@ -1,0 +1,324 @@
+"""The tree of WEKA's LMT: C4.5 / residual splits, growth with a LogitBoost model per node,
+and CART cost-complexity pruning (WEKA ``LMTNode``; Landwehr, Hall & Frank 2005).
+
+Every node continues its parent's LogitBoost model on its own rows
+(:mod:`spaces.slc._logitboost`); the grown tree is then pruned back along the weakest-link
+sequence. The estimator that chooses the pruning level by cross-validation is
+:class:`spaces.slc.logistic.WekaLMT`; this module holds the tree itself.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from spaces.deadline import check_deadline
+
+from ._logitboost import (N_FOLDS, SMALL, Z_MAX, _boost_fixed, _coefficients, _LogitBoost,
+                          _select_by_aic, _select_by_cv, _softmax)
+
+
+def _sorted_columns(Xn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    order = np.argsort(Xn, axis=0, kind="stable")
+    return order, np.take_along_axis(Xn, order, axis=0)
+
+
+def _c45_split(Xn: np.ndarray, yn: np.ndarray, k: int, min_obj: int = 2):
+    """C4.5's numeric split selection (WEKA ``C45ModelSelection`` with ``C45Split``).
+
+    Per attribute: the best information-gain threshold among those leaving at least
+    ``clamp(0.1·n/K, min_obj, 25)`` rows on each side, its gain reduced by the MDL term
+    log2(#candidate thresholds)/n; then, among attributes with at least average gain, the
+    best gain ratio. Rows are unweighted (LMT), so entropies come from a table of c·log2(c).
+    Returns (attribute, midpoint) or None.
+    """
+    n, m = Xn.shape
+    counts = np.bincount(yn, minlength=k)
+    if n < 2 * min_obj or counts.max() == n:
+        return None
+    xlogx = np.zeros(n + 1)
+    xlogx[1:] = np.arange(1, n + 1) * np.log2(np.arange(1, n + 1))
+    min_split = min(max(0.1 * n / k, min_obj), 25.0)
+    n_left = np.arange(1, n)[:, None]
+    order, xs = _sorted_columns(Xn)
+    sorted_y = yn[order]
+    class_terms = np.zeros((n - 1, m))
+    for c in np.flatnonzero(counts):
+        left = np.cumsum(sorted_y == c, axis=0)[:-1]
+        class_terms += xlogx[left] + xlogx[counts[c] - left]
+    # information gain in bits per row: H(parent) − Σ_branches (n_b/n)·H(branch)
+    base = xlogx[n] - xlogx[counts].sum()
+    gain = (base - (xlogx[n_left] + xlogx[n - n_left] - class_terms)) / n
+    ok = (xs[1:] > xs[:-1] + 1e-5) & (n_left >= min_split) & (n - n_left >= min_split)
+    n_cand = ok.sum(axis=0)
+    gain = np.where(ok, gain, -np.inf)
+    best = np.argmax(gain, axis=0)
+    cols = np.arange(m)
+    g = gain[best, cols] - np.log2(np.maximum(n_cand, 1)) / n
+    usable = (n_cand > 0) & (g > SMALL)
+    if not usable.any():
+        return None
+    nl = best + 1
+    split_ent = (xlogx[n] - xlogx[nl] - xlogx[n - nl]) / n
+    ratio = np.where(usable & (split_ent > SMALL), g / np.where(split_ent > SMALL, split_ent, 1.0), 0.0)
+    average = g[usable].mean()
+    score = np.where(usable & (g >= average - 1e-3), ratio, 0.0)
+    attr = int(np.argmax(score))
+    if score[attr] <= SMALL:
+        return None
+    return attr, (xs[best[attr], attr] + xs[best[attr] + 1, attr]) / 2.0
+
+
+def _residual_split(Xn: np.ndarray, Z: np.ndarray, W: np.ndarray, min_obj: int = 2):
+    """WEKA ``ResidualModelSelection``: the split that most reduces Σ_classes Σ w·(z − z̄)².
+
+    Every attribute's best midpoint is found without size constraints; attributes whose
+    best split leaves fewer than ``min_obj`` rows on a side are skipped, and the best split
+    must reduce the residual spread by at least 1e-4.
+    """
+    n, m = Xn.shape
+    if n < min_obj:
+        return None
+    order, xs = _sorted_columns(Xn)
+    reduction = np.zeros((n - 1, m))
+    for c in range(Z.shape[1]):
+        w, wz = W[:, c], W[:, c] * Z[:, c]
+        tw, twz = w.sum(), wz.sum()
+        lw = np.cumsum(w[order], axis=0)[:-1]
+        lwz = np.cumsum(wz[order], axis=0)[:-1]
+        rw, rwz = tw - lw, twz - lwz
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # SSE(parent) − SSE(left) − SSE(right); the Σwz² terms cancel
+            reduction += (np.where(lw > 0, lwz * lwz / lw, 0.0) + np.where(rw > 0, rwz * rwz / rw, 0.0)
+                          - (twz * twz / tw if tw > 0 else 0.0))
+    distinct = xs[1:] > xs[:-1] + SMALL
+    reduction = np.where(distinct, reduction, -np.inf)
+    best = np.argmax(reduction, axis=0)
+    cols = np.arange(m)
+    g = reduction[best, cols]
+    g = np.where((best + 1 >= min_obj) & (n - best - 1 >= min_obj) & np.isfinite(g), g, -np.inf)
+    attr = int(np.argmax(g))
+    if not g[attr] >= 1e-4:
+        return None
+    return attr, (xs[best[attr], attr] + xs[best[attr] + 1, attr]) / 2.0
+
+
+@dataclass(eq=False)
+class _Node:
+    """A node of a logistic model tree: its cumulative linear model and split."""
+
+    coef: np.ndarray
+    intercept: np.ndarray
+    n_parameters: float  # LogitBoost iterations including the ancestors'
+    own_iterations: int  # iterations fitted at this node ("has models" when > 0)
+    errors_model: float  # training rows the node's model misclassifies
+    node_id: int = 0
+    attr: int = -1
+    threshold: float = 0.0
+    children: list | None = None
+    is_leaf: bool = True
+    errors_tree: float = 0.0
+    alpha: float = np.inf
+    n_leaves: int = 1
+
+
+class _LMTGrower:
+    """Grows one unpruned logistic model tree on (X, yi) (WEKA ``LMTNode.buildTree``)."""
+
+    def __init__(self, est: "WekaLMT", X, yi, k, sorted_all, fixed_iterations, rng):
+        self.est, self.X, self.yi, self.k = est, X, yi, k
+        self.sorted_all = sorted_all  # per attribute, all training values (split points)
+        self.fixed = fixed_iterations
+        self.rng = rng
+        self.n_nodes = 0
+
+    def _node_model(self, rows, B, b, higher):
+        Xn, yn = self.X[rows], self.yi[rows]
+        est, k = self.est, self.k
+        sw = np.ones(rows.size)
+        F0 = Xn @ B + b
+        beta, eop = float(est.weight_trim_beta), bool(est.error_on_probabilities)
+        history = []
+        if rows.size >= N_FOLDS:
+            if self.fixed > 0:
+                history = _boost_fixed(_LogitBoost(Xn, yn, k, sw, F0, beta), self.fixed).history
+            elif est.use_aic:
+                lb = _LogitBoost(Xn, yn, k, sw, F0, beta)
+                history = lb.history[:_select_by_aic(lb, 200, higher)]
+            else:
+                n_iter = _select_by_cv(Xn, yn, k, sw, F0, 200, eop, beta, self.rng)
+                history = _boost_fixed(_LogitBoost(Xn, yn, k, sw, F0, beta), n_iter).history
+        dB, db = _coefficients(history, Xn.shape[1], k)
+        B, b = B + dB, b + db
+        F = Xn @ B + b
+        node = _Node(B, b, higher + len(history), len(history),
+                     float((np.argmax(F, axis=1) != yn).sum()), node_id=self.n_nodes)
+        self.n_nodes += 1
+        return node, F
+
+    def _split(self, rows, F):
+        Xn, yn = self.X[rows], self.yi[rows]
+        if self.est.split_on_residuals:
+            P = _softmax(F)
+            Y = np.eye(self.k)[yn]
+            with np.errstate(divide="ignore", over="ignore"):
+                Z = np.where(Y == 1.0, np.minimum(1.0 / P, Z_MAX), np.maximum(-1.0 / (1.0 - P), -Z_MAX))
+            return _residual_split(Xn, Z, (Y - P) / Z)
+        split = _c45_split(Xn, yn, self.k)
+        if split is None:
+            return None
+        attr, mid = split
+        values = self.sorted_all[attr]  # WEKA moves the split point to an actual training value
+        return attr, values[np.searchsorted(values, mid, side="right") - 1]
+
+    def grow(self, rows) -> _Node:
+        m = self.X.shape[1]
+        root, F = self._node_model(rows, np.zeros((m, self.k)), np.zeros(self.k), 0.0)
+        stack = [(root, rows, F)]
+        while stack:
+            check_deadline()
+            node, rows, F = stack.pop()
+            if rows.size <= int(self.est.min_num_instances):
+                continue
+            split = self._split(rows, F)
+            if split is None:
+                continue
+            node.attr, node.threshold = split
+            go_left = self.X[rows, node.attr] <= node.threshold
+            node.children, node.is_leaf = [], False
+            pending = []
+            for part in (rows[go_left], rows[~go_left]):
+                child, Fc = self._node_model(part, node.coef, node.intercept, node.n_parameters)
+                node.children.append(child)
+                pending.append((child, part, Fc))
+            stack.extend(reversed(pending))
+        return root
+
+
+# --- CART pruning (WEKA LMTNode.prune / treeErrors / calculateAlphas) ------------------------
+def _inner_nodes(root: _Node) -> list[_Node]:
+    out, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        if not node.is_leaf:
+            out.append(node)
+            stack.extend(reversed(node.children))
+    return out
+
+
+def _postorder(root: _Node) -> list[_Node]:
+    out, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if not node.is_leaf:
+            stack.extend(node.children)
+    return out[::-1]
+
+
+def _update_alphas(root: _Node, total: float) -> None:
+    """treeErrors() then calculateAlphas(); a split that does not reduce training error is cut."""
+    for node in _postorder(root):
+        if node.is_leaf:
+            node.errors_tree, node.n_leaves = node.errors_model, 1
+        else:
+            node.errors_tree = sum(c.errors_tree for c in node.children)
+            leaves = sum(c.n_leaves for c in node.children)
+            empty = sum(1 for c in node.children if c.is_leaf and c.own_iterations == 0)
+            node.n_leaves = leaves - (empty - 1) if empty > 1 else leaves
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        node.alpha = np.inf
+        if node.is_leaf:
+            continue
+        diff = node.errors_model - node.errors_tree
+        if diff <= 0:
+            node.is_leaf, node.children = True, None
+            continue
+        node.alpha = diff / total / max(node.n_leaves - 1, 1)
+        stack.extend(reversed(node.children))
+
+
+def _weakest_link(nodes: list[_Node]) -> _Node:
+    return min(nodes, key=lambda nd: nd.alpha)  # first minimum in pre-order, as Collections.min
+
+
+class _PathPredictions:
+    """Each test row's nodes from the root down and every node model's prediction there."""
+
+    def __init__(self, root: _Node, X: np.ndarray, n_nodes: int):
+        n = X.shape[0]
+        nodes, preds = [[] for _ in range(n)], [[] for _ in range(n)]
+        stack = [(root, np.arange(n))]
+        while stack:
+            node, rows = stack.pop()
+            if rows.size == 0:
+                continue
+            pred = np.argmax(X[rows] @ node.coef + node.intercept, axis=1)
+            for r, p in zip(rows, pred):
+                nodes[r].append(node.node_id)
+                preds[r].append(p)
+            if node.children:
+                left = X[rows, node.attr] <= node.threshold
+                stack.append((node.children[0], rows[left]))
+                stack.append((node.children[1], rows[~left]))
+        depth = max(len(p) for p in nodes)
+        self.node_ids = np.full((n, depth), -1)
+        self.preds = np.zeros((n, depth), dtype=int)
+        for r in range(n):
+            self.node_ids[r, :len(nodes[r])] = nodes[r]
+            self.preds[r, :len(preds[r])] = preds[r]
+        self.n_nodes = n_nodes
+
+    def error_rate(self, root: _Node, y: np.ndarray) -> float:
+        leaf = np.ones(self.n_nodes + 1, dtype=bool)  # index -1 (padding) counts as a leaf
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            if not node.is_leaf:
+                leaf[node.node_id] = False
+                stack.extend(node.children)
+        first = np.argmax(leaf[self.node_ids], axis=1)
+        return float(np.mean(self.preds[np.arange(len(y)), first] != y))
+
+
+def _pruning_sequence(root: _Node, total: float, paths: _PathPredictions | None, y_test):
+    """Prune weakest links until only the root is left; the alphas and test errors on the way."""
+    _update_alphas(root, total)
+    alphas, errors = [0.0], []
+    if paths is not None:
+        errors.append(paths.error_rate(root, y_test))
+    nodes = _inner_nodes(root)
+    while nodes:
+        check_deadline()
+        node = _weakest_link(nodes)
+        node.is_leaf = True  # children kept, so the tree can be "unpruned"
+        alphas.append(node.alpha)
+        if paths is not None:
+            errors.append(paths.error_rate(root, y_test))
+        _update_alphas(root, total)
+        nodes = _inner_nodes(root)
+    alphas.append(1.0)  # end marker
+    return alphas, errors
+
+
+def _unprune(root: _Node) -> None:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.children:
+            node.is_leaf = False
+            stack.extend(node.children)
+
+
+def _prune_to(root: _Node, alpha: float, total: float) -> None:
+    _update_alphas(root, total)
+    nodes = _inner_nodes(root)
+    while nodes:
+        node = _weakest_link(nodes)
+        if node.alpha > alpha:
+            break
+        node.is_leaf, node.children = True, None
+        _update_alphas(root, total)
+        nodes = _inner_nodes(root)
