@@ -37,3 +37,23 @@ def requires_shared(path: Path):
 @pytest.fixture(scope="session")
 def grammars():
     return {name: load_grammar(GRAMMARS / f"{name}.bnf") for name in SPACES}
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    """One BLAS thread while a module's small fits run (thread contention makes them many times slower);
+    a module asks for it with ``pytestmark = pytest.mark.usefixtures("one_thread", "no_deadline")``."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):
+        yield
+
+
+@pytest.fixture
+def no_deadline():
+    """No evaluation deadline left over from another test (spaces.deadline is process-wide)."""
+    from spaces import deadline
+
+    deadline.set_deadline(None)
+    yield
+    deadline.set_deadline(None)

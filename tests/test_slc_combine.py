@@ -8,7 +8,6 @@ import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.datasets import make_classification
 from sklearn.utils.estimator_checks import parametrize_with_checks
-from threadpoolctl import threadpool_limits
 
 from spaces import deadline
 from spaces.params import Params
@@ -20,17 +19,7 @@ from spaces.slc.combine import B_TYPES, Stacking, Vote, b_member
 load_all()
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    with threadpool_limits(1):
-        yield
-
-
-@pytest.fixture(autouse=True)
-def _no_deadline():
-    deadline.set_deadline(None)
-    yield
-    deadline.set_deadline(None)
+pytestmark = pytest.mark.usefixtures("one_thread", "no_deadline")
 
 
 def slc(name: str, random_state: int = 0):

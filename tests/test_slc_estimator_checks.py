@@ -22,9 +22,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 from sklearn.utils.estimator_checks import parametrize_with_checks
-from threadpoolctl import threadpool_limits
 
-from spaces import deadline
 from spaces.params import Params
 from spaces.registry import load_all
 from spaces.slc._tree_c45 import add_errs
@@ -98,17 +96,7 @@ def _expected_failures(estimator) -> dict[str, str]:
     return EXPECTED_FAILURES.get(_NAME_OF[id(estimator)], {})
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    with threadpool_limits(1):   # BLAS threads only slow these small fits down
-        yield
-
-
-@pytest.fixture(autouse=True)
-def _no_deadline():
-    deadline.set_deadline(None)
-    yield
-    deadline.set_deadline(None)
+pytestmark = pytest.mark.usefixtures("one_thread", "no_deadline")
 
 
 # ------------------------------------------------------------ part 1: scikit-learn's checks

@@ -11,7 +11,6 @@ from scipy.special import expit
 from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.metrics.pairwise import rbf_kernel as sk_rbf
-from threadpoolctl import threadpool_limits
 
 from spaces import deadline
 from spaces.params import Params
@@ -70,18 +69,7 @@ WEIGHTED = {"MultilayerPerceptron", "LogisticRegression", "SMO", "SimpleLogistic
 SOFT = {"VotedPerceptron", "MultilayerPerceptron", "LogisticRegression", "SimpleLogistic", "LMT"}
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    # BLAS thread contention on small problems makes the learners many times slower.
-    with threadpool_limits(1):
-        yield
-
-
-@pytest.fixture(autouse=True)
-def _no_deadline():
-    deadline.set_deadline(None)
-    yield
-    deadline.set_deadline(None)
+pytestmark = pytest.mark.usefixtures("one_thread", "no_deadline")
 
 
 def data(n_classes: int, n: int = 150, m: int = 6, seed: int = 0):

@@ -13,7 +13,6 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.naive_bayes import GaussianNB
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.tree import DecisionTreeClassifier
-from threadpoolctl import threadpool_limits
 
 from spaces import deadline
 from spaces.params import Params
@@ -38,18 +37,7 @@ EXPLICIT = {
 }
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    # BLAS thread contention on small problems makes LogisticRegression ~30x slower.
-    with threadpool_limits(1):
-        yield
-
-
-@pytest.fixture(autouse=True)
-def _no_deadline():
-    deadline.set_deadline(None)
-    yield
-    deadline.set_deadline(None)
+pytestmark = pytest.mark.usefixtures("one_thread", "no_deadline")
 
 
 def data(n_classes: int, n: int = 160, m: int = 8, seed: int = 0):
