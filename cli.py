@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """ggp-automl command line.
 
-    python cli.py evolve  [--grammar FILE] [--data FILE [--test FILE | --fold K]] [--method ggp|spggp|random|beam]
-                          [--budget 10m] [--eval-timeout 60s] [--memory 2GB] [--workers N] [--seed S]
-                          [--mode async|generational] [--screening on|off] [--adaptive-timeout on|off] [--thesis]
-                          [--fitness NAME] [--out DIR] [--scheduler tcp://HOST:PORT]
+    python cli.py evolve  [--grammar FILE] [--data FILE [--target NAME[,NAME…]] [--test FILE | --fold K]]
+                          [--method ggp|spggp|random|beam|pbil] [--budget 10m] [--eval-timeout 60s] [--memory 2GB]
+                          [--workers N] [--seed S] [--mode async|generational] [--screening on|off]
+                          [--adaptive-timeout on|off] [--thesis] [--fitness NAME] [--cv K] [--out DIR]
+                          [--scheduler tcp://HOST:PORT] [the method's own options, e.g. --learning-rate 0.3]
     python cli.py evolve  --resume DIR [--workers N] [--scheduler ADDR]
     python cli.py inspect DIR
     python cli.py predict DIR --data FILE [--out FILE] [--scores]
-    python cli.py check   --grammar FILE [--data FILE | --labels L --features M]
-    python cli.py sample  --grammar FILE -n N --seed S [--data FILE | --labels L --features M]
+    python cli.py check   --grammar FILE [--data FILE [--target NAME[,NAME…]] | --labels L --features M]
+    python cli.py sample  --grammar FILE -n N --seed S [--data FILE [--target …] | --labels L --features M]
     python cli.py species --grammar FILE [--out DIR]
 
 Exit codes: 0 success; 1 a grammar, dataset, run-directory or other input problem (the
@@ -471,23 +472,12 @@ def cmd_predict(args) -> int:
         raise DataError(f"{args.data}: {data.n_features} features and {data.n_labels} target column(s), but the model "
                         f"was trained on {trained['n_features']} features and {trained['n_labels']}")
     if single:
-        classes = tuple(trained["classes"])
-        task, Y = SingleLabel(classes), recode_classes(data, classes, str(args.data))
-        names = list(classes)
+        task, Y = SingleLabel(tuple(trained["classes"])), recode_classes(data, trained["classes"], str(args.data))
     else:
         task, Y = MultiLabel(data.label_names), data.Y
-        names = list(data.label_names)
     predictions, scores = task.outputs(model, data.X)
     out = Path(args.out) if args.out else run / f"predictions-{Path(args.data).name.split('.')[0]}.csv"
-    if single:
-        header = [data.label_names[0]] + ([f"P({c})" for c in names] if args.scores else [])
-        cells = np.asarray(names, dtype=object)[predictions][:, None]
-        table = np.hstack([cells, scores.round(6).astype(object)]) if args.scores else cells
-        fmt = "%s"
-    else:
-        header = names + ([f"{n}:score" for n in names] if args.scores else [])
-        table = np.hstack([predictions, scores]) if args.scores else predictions
-        fmt = ["%d"] * predictions.shape[1] + (["%.6g"] * scores.shape[1] if args.scores else [])
+    header, table, fmt = task.prediction_table(predictions, scores, args.scores, data.label_names)
     try:
         np.savetxt(out, table, delimiter=",", header=",".join(_csv_cell(h) for h in header), comments="", fmt=fmt)
     except OSError as exc:
@@ -512,14 +502,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("evolve", help="search the grammar's space for the best model of a dataset",
-                       description="Search a grammar's space of multi-label classifiers. Without --data the "
-                                   "embedded synthetic dataset is used; without --grammar, grammars/large.bnf.")
+                       description="Search a grammar's space of classifiers (multi-label methods, e.g. "
+                                   "grammars/large.bnf, or single-label classifiers, e.g. grammars/ensembles.bnf) "
+                                   "for a dataset of the same task. Without --data the embedded synthetic dataset "
+                                   "of the grammar's task is used; without --grammar, grammars/large.bnf.")
     from evaluation.metrics import fitness_names
     from gp.search.method import known_methods
 
     p.add_argument("--grammar", metavar="FILE", help=f"search space (default {DEFAULT_GRAMMAR.relative_to(ROOT)})")
-    p.add_argument("--data", metavar="FILE", help="training data: ARFF (MULAN with .xml, MEKA with -C q), CSV or "
-                                                   "openml:NAME (default: the embedded synthetic dataset)")
+    p.add_argument("--data", metavar="FILE", help="training data: ARFF (single-label: the last attribute is the "
+                                                   "class; multi-label: MULAN with .xml, MEKA with -C q), CSV (with "
+                                                   "--target) or openml:NAME (default: the embedded synthetic dataset)")
     held_out = p.add_mutually_exclusive_group()
     held_out.add_argument("--test", metavar="FILE", help="test set, measured once with the final model")
     held_out.add_argument("--fold", type=_fold, metavar="K",

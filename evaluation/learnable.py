@@ -56,8 +56,6 @@ __all__ = ["SMALL_VALID_ROWS", "check_fold_rows", "check_learnable", "fold_min_r
 
 #: with fewer validation rows than this, the search is warned that its fitness is mostly noise
 SMALL_VALID_ROWS = 10
-#: constant labels are named in a message up to this many
-_SHOWN = 5
 
 
 def refuse_non_finite(X: np.ndarray, feature_names: Sequence[str], where: str,
@@ -112,20 +110,6 @@ def _instances(n: int) -> str:
     return f"{n} instance{'s' if n != 1 else ''}"
 
 
-def _constant_labels(Y: np.ndarray) -> list[tuple[int, int]]:
-    """``(label index, its value)`` of every label that has the same value on every row."""
-    if not len(Y):
-        return []
-    first = Y[0]
-    same = (Y == first).all(axis=0)
-    return [(int(k), int(first[k])) for k in np.flatnonzero(same)]
-
-
-def _named(data: Dataset, labels: list[tuple[int, int]]) -> str:
-    shown = ", ".join(f"'{data.label_names[k]}' always {v}" for k, v in labels[:_SHOWN])
-    return shown + (f", … ({len(labels) - _SHOWN} more)" if len(labels) > _SHOWN else "")
-
-
 def check_learnable(train: Dataset, *, schedule=None, what: str = "the training data", cv: int = 0) -> list[str]:
     """Refuse (DataError) a training set the search cannot learn from; return warnings (strings).
 
@@ -148,36 +132,9 @@ def check_learnable(train: Dataset, *, schedule=None, what: str = "the training 
         if n < need:
             raise DataError(f"{where}: {what} has {_instances(n)}, too few for {split}: it needs at least "
                             f"{need}, so that its smallest part gets one; give a larger dataset")
-    warnings = []
-    if train.Y.ndim == 1:
-        return _single_label(train, where, what, cv) + _feature_warnings(train, where, what, cv)
-    constant = _constant_labels(train.Y)
-    if len(constant) == train.n_labels:
-        raise DataError(f"{where}: every label is constant in {what} ({_named(train, constant)}): a model that "
-                        "ignores the features is perfect, so there is nothing to learn; check which attributes are "
-                        "the labels (the MULAN .xml file, -C in the relation name, or --target)")
-    if constant:
-        warnings.append(f"{where}: {len(constant)} of the {train.n_labels} labels are constant in {what} "
-                        f"({_named(train, constant)}): every model predicts them trivially, so measures averaged "
-                        "over labels overstate how well the others are learnt; consider removing them")
+    # what the targets must be like is the task's: labels not all constant, more than one class, …
+    warnings = train.task.check_targets(train.Y, where, what, cv)
     return warnings + _feature_warnings(train, where, what, cv)
-
-
-def _single_label(train: Dataset, where: str, what: str, cv: int) -> list[str]:
-    counts = np.bincount(train.Y, minlength=len(train.classes))
-    present = np.flatnonzero(counts)
-    if present.size < 2:
-        only = f"only class {train.classes[present[0]]!r} occurs" if present.size else "no class occurs"
-        raise DataError(f"{where}: {only} in {what}: a model that ignores the features is perfect, so there is "
-                        "nothing to learn; check which attribute is the class (the last one, or --target NAME)")
-    warnings = []
-    rare = [train.classes[k] for k in present if counts[k] < cv]
-    if rare:
-        shown = ", ".join(repr(c) for c in rare[:_SHOWN]) + (f", … ({len(rare) - _SHOWN} more)"
-                                                             if len(rare) > _SHOWN else "")
-        warnings.append(f"{where}: {len(rare)} class(es) have fewer rows than the {cv} cross-validation folds in "
-                        f"{what} ({shown}): some folds never see them")
-    return warnings
 
 
 def _feature_warnings(train: Dataset, where: str, what: str, cv: int = 0) -> list[str]:

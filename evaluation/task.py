@@ -25,12 +25,20 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from gp.errors import DataError
+
 from . import metrics, splits
 
 __all__ = ["MultiLabel", "SingleLabel", "Task", "TASKS", "task_of"]
 
 #: the task names, as ``config.json`` and the CLI spell them
 TASKS = ("multilabel", "singlelabel")
+#: constant labels or rare classes are named in a message up to this many
+_SHOWN = 5
+
+
+def _listed(items: list[str]) -> str:
+    return ", ".join(items[:_SHOWN]) + (f", … ({len(items) - _SHOWN} more)" if len(items) > _SHOWN else "")
 
 
 class Task(ABC):
@@ -52,8 +60,16 @@ class Task(ABC):
         """Boolean mask of the rows whose every target is known."""
 
     @abstractmethod
-    def constant_targets(self, Y: np.ndarray) -> tuple[bool, str]:
-        """(nothing to learn, what is constant) — e.g. every label constant, or a single class."""
+    def check_targets(self, Y: np.ndarray, where: str, what: str, cv: int = 0) -> list[str]:
+        """Refuse (DataError) training targets there is nothing to learn from (every label constant, a
+        single class); warnings about weaker problems (some labels constant, classes rarer than the
+        ``cv`` folds). ``where`` names the file, ``what`` the training data (:mod:`evaluation.learnable`)."""
+
+    @abstractmethod
+    def prediction_table(self, predictions: np.ndarray, scores: np.ndarray, with_scores: bool,
+                         target_names: tuple[str, ...]) -> tuple[list[str], np.ndarray, str | list[str]]:
+        """``(header, table, fmt)`` of ``predict``'s CSV file (``numpy.savetxt``); ``target_names`` are
+        the data's label names (multi-label) or class attribute name (single-label)."""
 
     @abstractmethod
     def describe(self) -> dict:
@@ -139,10 +155,24 @@ class MultiLabel(Task):
     def labelled(self, Y):
         return np.all(np.asarray(Y) >= 0, axis=1)
 
-    def constant_targets(self, Y):
+    def check_targets(self, Y, where, what, cv=0):
         Y = np.asarray(Y)
-        constant = int((Y == Y[:1]).all(axis=0).sum()) if len(Y) else 0
-        return constant == Y.shape[1], f"{constant} of the {Y.shape[1]} labels"
+        constant = np.flatnonzero((Y == Y[:1]).all(axis=0)) if len(Y) else np.arange(0)
+        named = _listed([f"'{self.labels[k]}' always {int(Y[0, k])}" for k in constant])
+        if len(constant) == Y.shape[1]:
+            raise DataError(f"{where}: every label is constant in {what} ({named}): a model that ignores the "
+                            "features is perfect, so there is nothing to learn; check which attributes are the "
+                            "labels (the MULAN .xml file, -C in the relation name, or --target)")
+        if len(constant):
+            return [f"{where}: {len(constant)} of the {Y.shape[1]} labels are constant in {what} ({named}): every "
+                    "model predicts them trivially, so measures averaged over labels overstate how well the others "
+                    "are learnt; consider removing them"]
+        return []
+
+    def prediction_table(self, predictions, scores, with_scores, target_names):
+        header = list(target_names) + ([f"{n}:score" for n in target_names] if with_scores else [])
+        table = np.hstack([predictions, scores]) if with_scores else predictions
+        return header, table, ["%d"] * predictions.shape[1] + (["%.6g"] * scores.shape[1] if with_scores else [])
 
     def describe(self):
         return {"task": self.name, "n_labels": len(self.labels)}
@@ -186,9 +216,23 @@ class SingleLabel(Task):
     def labelled(self, Y):
         return np.asarray(Y) >= 0
 
-    def constant_targets(self, Y):
-        present = np.unique(np.asarray(Y))
-        return present.size < 2, f"{present.size} of the {len(self.classes)} classes occur"
+    def check_targets(self, Y, where, what, cv=0):
+        counts = np.bincount(np.asarray(Y), minlength=len(self.classes))
+        present = np.flatnonzero(counts)
+        if present.size < 2:
+            only = f"only class {self.classes[present[0]]!r} occurs" if present.size else "no class occurs"
+            raise DataError(f"{where}: {only} in {what}: a model that ignores the features is perfect, so there is "
+                            "nothing to learn; check which attribute is the class (the last one, or --target NAME)")
+        rare = [repr(self.classes[k]) for k in present if counts[k] < cv]
+        if rare:
+            return [f"{where}: {len(rare)} class(es) have fewer rows than the {cv} cross-validation folds in {what} "
+                    f"({_listed(rare)}): some folds never see them"]
+        return []
+
+    def prediction_table(self, predictions, scores, with_scores, target_names):
+        header = list(target_names[:1]) + ([f"P({c})" for c in self.classes] if with_scores else [])
+        cells = np.asarray(self.classes, dtype=object)[predictions][:, None]
+        return header, (np.hstack([cells, scores.round(6).astype(object)]) if with_scores else cells), "%s"
 
     def describe(self):
         return {"task": self.name, "n_classes": len(self.classes), "classes": list(self.classes)}

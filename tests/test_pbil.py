@@ -162,7 +162,7 @@ def test_pbil_resumes_after_a_kill_with_its_vectors(sl_data, tmp_path, fake_worl
     vectors = [json.loads((tmp_path / run / "pbil-vectors.json").read_text()) for run in ("whole", "killed")]
     assert vectors[0] == vectors[1] and vectors[0]["learning_rate"] == 0.3
     saved = json.loads((tmp_path / "killed" / "config.json").read_text())["config"]
-    assert saved["method_params"] == {"population": 12, "learning_rate": 0.3}
+    assert saved["method_params"] == {"population": 12, "learning_rate": 0.3, "selection": 0.5, "real_bins": 10}
     final = json.loads((tmp_path / "killed" / "final.json").read_text())
     assert final["method_report"]["rows"] and (tmp_path / "killed" / "pbil-entropy.png").stat().st_size > 1000
     entropies = [g["method"]["entropy"] for g in map(json.loads, (tmp_path / "killed" / "generations.jsonl")
@@ -194,7 +194,7 @@ def test_method_parameters_reach_the_command_line(tmp_path):
                  "--out", str(out), "--quiet"])
     assert code == 0
     saved = json.loads((out / "config.json").read_text())["config"]["method_params"]
-    assert saved == {"population": 6, "learning_rate": 0.25, "selection": 0.4}
+    assert saved == {"population": 6, "learning_rate": 0.25, "selection": 0.4, "real_bins": 10}
     assert main(["evolve", "--method", "ggp", "--learning-rate", "0.3", "--quiet"]) == 2  # not ggp's
     assert main(["evolve", "--resume", str(out), "--learning-rate", "0.3"]) == 2
     assert main(["evolve", "--method", "pbil", "--learning-rate", "1.5", "--quiet"]) == 2

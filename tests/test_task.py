@@ -207,3 +207,27 @@ def test_a_grammar_of_the_other_task_is_refused(tmp_path):
     with pytest.raises(RunError, match="fitness 'fitness' is for multilabel data"):
         start(RunConfig(method="random", budget_seconds=5, fitness="fitness"), write(tmp_path, "g.bnf", SL_GRAMMAR),
               data, write=False)
+
+
+def test_cli_evolve_and_predict_class_labels_with_unlabelled_rows(tmp_path, capsys):
+    from cli import main
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    classes = np.where(X[:, 0] > 0, "yes", "no")
+    rows = "".join(f"{a:.4f},{b:.4f},{c:.4f},{k}\n" for (a, b, c), k in zip(X, classes))
+    header = "@relation r\n@attribute a numeric\n@attribute b numeric\n@attribute c numeric\n@attribute k {no,yes}\n"
+    train = write(tmp_path, "train.arff", header + "@data\n" + rows)
+    new = write(tmp_path, "new.arff", header + "@data\n0.5,0,0,?\n-0.5,0,0,?\n1.5,0,0,yes\n")
+    out, grammar = tmp_path / "run", write(tmp_path, "g.bnf", SL_GRAMMAR)
+    assert main(["evolve", "--grammar", str(grammar), "--data", str(train), "--method", "random", "--budget", "12s",
+                 "--workers", "1", "--population", "3", "--generations", "1", "--cv", "3", "--out", str(out),
+                 "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["predict", str(out), "--data", str(new), "--scores", "--out", str(tmp_path / "p.csv")]) == 0
+    text = capsys.readouterr().out
+    assert "1 of 3 rows have them" in text
+    lines = (tmp_path / "p.csv").read_text().splitlines()
+    assert lines[0] == "k,P(no),P(yes)" and len(lines) == 4
+    assert all(line.split(",")[0] in ("no", "yes") for line in lines[1:])
+    assert all(abs(float(a) + float(b) - 1) < 1e-5 for _, a, b in (line.split(",") for line in lines[1:]))

@@ -27,7 +27,8 @@ METHOD_ROWS = 30
 
 
 def _kv_table(title: str, rows: Iterable[tuple[str, str]]) -> Table:
-    table = Table(title=f"{title}", title_justify="left", title_style="bold", show_header=False, box=None, pad_edge=False)
+    table = Table(title=f"{title}", title_justify="left", title_style="bold", show_header=False, box=None,
+                  pad_edge=False)
     table.add_column(style="bold", no_wrap=True)
     table.add_column(overflow="fold")
     for key, value in rows:
@@ -46,10 +47,12 @@ def _data_line(data: dict) -> str:
 
 def _config_rows(s: dict) -> list[tuple[str, str]]:
     cfg = s["config"]
-    rows = [("method", str(s["method"] or "unknown")), ("grammar", str(s["grammar"] or "unknown")),
-            ("data", _data_line(s["data"]) if s["data"] else "unknown")]
+    params = cfg.get("method_params") if isinstance(cfg.get("method_params"), dict) else {}
+    rows = [("method", str(s["method"] or "unknown")
+             + (f" ({', '.join(f'{k}={v}' for k, v in params.items())})" if params else "")),
+            ("grammar", str(s["grammar"] or "unknown")), ("data", _data_line(s["data"]) if s["data"] else "unknown")]
     rows += [(key, str(cfg[key])) for key in _MAIN_SETTINGS if key in cfg]
-    others = ", ".join(f"{k}={v}" for k, v in cfg.items() if k not in _MAIN_SETTINGS)
+    others = ", ".join(f"{k}={v}" for k, v in cfg.items() if k not in _MAIN_SETTINGS and k != "method_params")
     if others:
         rows.append(("other settings", others))
     if s["versions"]:

@@ -174,8 +174,8 @@ def start(config: RunConfig, grammar: str | Path | Grammar, data: RunData, out: 
     # a grammar no tree of which the mapper can build fails here, not per candidate
     lines = [d.render() for d in check_against_registry(g)]
     check_task(g, data)
-    try:  # config.json says which mode ran, and what the task made of fitness and cv
-        config = config.replace(mode=config.effective_mode).for_task(data.train.task)
+    try:  # config.json says which mode ran, every method parameter, and what the task made of fitness and cv
+        config = config.replace(mode=config.effective_mode, method_params=config.params).for_task(data.train.task)
     except ValueError as exc:
         raise RunError(str(exc)) from None
     data_warnings = check_run_data(config, data)
