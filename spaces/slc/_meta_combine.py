@@ -22,6 +22,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 
 from spaces.deadline import check_deadline
 
+from ._rules_base import stratified_folds  # WEKA's Instances.stratify dealing; a small class misses some folds
 from .base import fit_slc, slc_scores
 from ._meta_combine_rules import RULES, combine, row_keys
 from ._meta_common import (SEED_BOUND, fit_inputs, generator, normalise_rows, predict_inputs,
@@ -36,19 +37,6 @@ def resolve_seed(random_state) -> int:
     if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
         return int(random_state)
     return int(generator(random_state).integers(0, SEED_BOUND - _MAX_COPIES))
-
-
-def stratified_folds(codes: np.ndarray, n_folds: int, rng: np.random.Generator) -> np.ndarray:
-    """Fold index (0..n_folds-1) per row: rows shuffled by ``rng``, grouped by class, then dealt
-    round-robin, so every fold gets each class's rows as evenly as possible and fold sizes
-    differ by at most one. A class smaller than ``n_folds`` simply misses some folds (WEKA's
-    ``Instances.stratify`` dealing; scikit-learn's StratifiedKFold would refuse it)."""
-    n = codes.shape[0]
-    order = rng.permutation(n)
-    order = order[np.argsort(codes[order], kind="stable")]
-    folds = np.empty(n, dtype=np.intp)
-    folds[order] = np.arange(n) % n_folds
-    return folds
 
 
 def _member_scores(members, X: np.ndarray, k: int) -> np.ndarray:
