@@ -569,6 +569,9 @@ def build_parser() -> argparse.ArgumentParser:
         if param.option not in _BUILT_IN_OPTIONS:
             group.add_argument(param.option, dest=param.name, type=_parameter_type(param), metavar="VALUE",
                                help=f"{param.help} (default {param.default}; {', '.join(_owners(param.name))})")
+        else:  # an option every method has, passed on to the methods that declare it: say so in its help
+            action = p._option_string_actions[param.option]
+            action.help = f"{action.help}; {param.help} (default {param.default})"
     p.set_defaults(func=cmd_evolve)
 
     p = sub.add_parser("inspect", help="summarise a run directory")
