@@ -134,7 +134,7 @@ def _dataset_meta(args, grammar=None):
     if args.target and not args.data:
         raise UsageError("--target names attributes of --data")
     if args.data:
-        dataset = load_dataset(args.data, unlabelled=True, **({"target": args.target} if args.target else {}))
+        dataset = load_dataset(args.data, unlabelled=True, target=args.target)
         return dataset.meta, args.data, dataset
     if args.labels or args.features:
         if not (args.labels and args.features):
@@ -175,11 +175,11 @@ def _fmt_count(value) -> str:
 
 
 def cmd_check(args) -> int:
-    from spaces.grammar_check import check_against_registry
+    from spaces.grammar_check import registry_check
 
     t0 = time.perf_counter()
     grammar = _load(args.grammar)
-    mapper_warnings = check_against_registry(grammar)  # what only the search would find, tree by tree
+    mapper_warnings, produced = registry_check(grammar)  # what only the search would find, tree by tree
     meta, meta_name, dataset = _dataset_meta(args, grammar)
     analysis = grammar.analysis
     grammar.bind(meta)
@@ -191,7 +191,7 @@ def cmd_check(args) -> int:
 
         from gp.search.run import RunData, check_task
 
-        check_task(grammar, RunData(dataset, description={"name": args.data}))
+        check_task(grammar, RunData(dataset, description={"name": args.data}), produced)
         for warning in check_learnable(dataset.labelled()):
             print(f"warning: {warning}", file=sys.stderr)
     print(f"{grammar.path}: OK")
@@ -464,7 +464,7 @@ def cmd_predict(args) -> int:
         raise run_dir.damaged("best/model.joblib", exc.reason, "the model cannot be used (best/model.py has its "
                                                                 "code, to fit it again)") from None
     target = trained.get("target") if isinstance(trained.get("target"), str) else None
-    data = load_dataset(args.data, unlabelled=True, **({"target": target} if target else {}))
+    data = load_dataset(args.data, unlabelled=True, target=target)
     if single != (data.Y.ndim == 1):
         raise DataError(f"{args.data}: {data.task.name} data, but the model was trained on {trained.get('task')} "
                         "data")

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from sklearn.base import clone
 
 from gp.grammar import Grammar
 from gp.tree import Node
@@ -91,9 +92,10 @@ def _fit_and_score(tree: Node, grammar: Grammar, split: Split, fitness: str, ran
     task = split.task
     fit_time = predict_time = 0.0
     per_part = []
+    template = compile_tree(tree, grammar, random_state=random_state,
+                            categorical_features=list(split.categorical_features) or None, task=task)
     for X_fit, Y_fit, X_score, Y_score in split.parts():
-        model = compile_tree(tree, grammar, random_state=random_state,
-                             categorical_features=list(split.categorical_features) or None, task=task)
+        model = clone(template)  # compiled once; each fold fits a fresh copy
         t0 = time.perf_counter()
         model.fit(X_fit, Y_fit)
         t1 = time.perf_counter()

@@ -54,19 +54,21 @@ def check_against_registry(grammar: Grammar) -> list[Diagnostic]:
     algorithm or never nest them as the mapper assembles them. Warning: some trees do
     not nest their algorithms correctly.
     """
-    errors, warnings, _ = _check(grammar)
-    if errors:
-        raise GrammarError(errors)
-    return warnings
+    return registry_check(grammar)[0]
 
 
 def grammar_produces(grammar: Grammar) -> str:
     """``"mlc"`` or ``"slc"``: whether the grammar's trees build multi-label methods or single-label
     classifiers (the task it is for, :attr:`evaluation.task.Task.produces`); GrammarError if none."""
-    errors, _, produced = _check(grammar)
+    return registry_check(grammar)[1]
+
+
+def registry_check(grammar: Grammar) -> tuple[list[Diagnostic], str]:
+    """Both at once: the warnings of :func:`check_against_registry` and :func:`grammar_produces`'s kind."""
+    errors, warnings, produced = _check(grammar)
     if errors:
         raise GrammarError(errors)
-    return produced
+    return warnings, produced
 
 
 def _check(grammar: Grammar) -> tuple[list[Diagnostic], list[Diagnostic], str | None]:

@@ -187,7 +187,7 @@ class RunConfig:
                 p.append(f"{name} must be in [0, 1], got {getattr(self, name)}")
         if self.cv is not None and not (self.cv == 0 or 2 <= self.cv <= MAX_CV):
             p.append(f"cv must be 0 (hold-out) or 2..{MAX_CV} folds, got {self.cv}")
-        if self.cv and self.fidelity.upper().endswith("-PIS"):
+        if self.cv and self.cuts_rows:
             p.append(f"the {self.fidelity} schedule cuts the rows into folds itself; cross-validation (cv "
                      f"{self.cv}) needs an NIS schedule")
         if self.fitness is not None:
@@ -232,6 +232,11 @@ class RunConfig:
         return d
 
     @property
+    def cuts_rows(self) -> bool:
+        """Whether the fidelity schedule cuts the rows into folds itself (PIS), so there is no cross-validation."""
+        return str(self.fidelity).upper().endswith("-PIS")
+
+    @property
     def params(self) -> dict:
         """The method's parameters, its declared defaults filled in."""
         from .method import METHODS, known_methods
@@ -245,7 +250,7 @@ class RunConfig:
         ValueError when the fitness belongs to the other task. A PIS schedule keeps its own folds."""
         fitness = self.fitness or task.default_fitness
         task.check_fitness(fitness)
-        cv = self.cv if self.cv is not None else (0 if self.fidelity.upper().endswith("-PIS") else task.default_cv)
+        cv = self.cv if self.cv is not None else (0 if self.cuts_rows else task.default_cv)
         return self.replace(fitness=fitness, cv=cv)
 
     @classmethod

@@ -211,13 +211,16 @@ class ProbabilityVectors(SamplingPolicy):
         rows = []
         for loc, v in self.vectors.items():
             order = np.argsort(-v.p, kind="stable")[:top]
-            labels = [self._alternative(loc, int(i)) if v.edges is None and v.values is None else v.label(int(i))
-                      for i in order]
+            labels = [self.component_label(loc, int(i)) for i in order]
             rows.append({"location": loc, "components": len(v.p), "entropy": round(v.entropy(), 4),
                          "top": [[label, round(float(v.p[i]), 4)] for label, i in zip(labels, order)]})
         return rows
 
-    def _alternative(self, loc: str, i: int) -> str:
+    def component_label(self, loc: str, i: int) -> str:
+        """What component ``i`` of a vector stands for: a value, a bin, or a rule's alternative (shortened)."""
+        v = self.vectors[loc]
+        if v.edges is not None or v.values is not None:
+            return v.label(i)
         text = self._grammar[loc[1:-1]].alternatives[i].text if self._grammar is not None else str(i)
         return text if len(text) <= 40 else text[:39] + "…"
 
@@ -303,8 +306,7 @@ class PBIL(BatchedMethod):
         (path / "pbil-vectors.json").write_text(json.dumps(
             {"learning_rate": self.policy.learning_rate, "entropy": self.policy.entropy_history,
              "vectors": {loc: {"p": [round(float(x), 6) for x in v.p],
-                               "labels": [self.policy._alternative(loc, i) if v.edges is None and v.values is None
-                                          else v.label(i) for i in range(len(v.p))]}
+                               "labels": [self.policy.component_label(loc, i) for i in range(len(v.p))]}
                          for loc, v in self.policy.vectors.items()}}, indent=1))
         line_png(self.policy.entropy_history, path / "pbil-entropy.png", "PBIL: mean normalised entropy of the "
                  "probability vectors", "generation", "entropy (1 = uniform, 0 = converged)")

@@ -24,7 +24,7 @@ from evaluation.learnable import check_fold_rows, check_learnable
 from gp.bnf_parser import load_grammar
 from gp.errors import DataError
 from gp.grammar import Grammar
-from spaces.grammar_check import check_against_registry, grammar_produces
+from spaces.grammar_check import grammar_produces, registry_check
 
 from .config import RunConfig
 from .finish import finish
@@ -68,7 +68,6 @@ def load_run_data(data: str | Path | None = None, test: str | Path | None = None
     unknown ('?') are left out of both parts (counted in the description: a warning says so)."""
     if test is not None and fold is not None:
         raise RunError("give either a test set or a fold, not both")
-    options = {"target": target} if target is not None else {}
     if data is None:
         if test is not None:
             raise RunError("a test set needs its training data (--data)")
@@ -76,13 +75,12 @@ def load_run_data(data: str | Path | None = None, test: str | Path | None = None
             raise RunError("--target names attributes of --data; the embedded default dataset has its own")
         train, name = default_dataset(task), "synthetic default" + ("" if task == "multilabel" else " (single-label)")
     elif test is not None:
-        train, test_set = load_split(data, test, unlabelled=True, **options)
+        train, test_set = load_split(data, test, unlabelled=True, target=target)
         return describe_data(train, test_set, data, test, None, target=target)
     else:
-        train = load_dataset(data, unlabelled=True, **options)
+        train = load_dataset(data, unlabelled=True, target=target)
         name = None
-    unlabelled = train.n_instances - int(train.task.labelled(train.Y).sum())
-    train = train.labelled()
+    train, unlabelled = _labelled(train)
     if fold is None:
         return describe_data(train, None, data, None, None, name, target, unlabelled)
     if not 1 <= fold <= N_FOLDS:
@@ -92,15 +90,21 @@ def load_run_data(data: str | Path | None = None, test: str | Path | None = None
     return describe_data(train.subset(learn), train.subset(held_out), data, None, fold, name, target, unlabelled)
 
 
+def _labelled(data: Dataset) -> tuple[Dataset, int]:
+    """``data`` without its rows of unknown targets, and how many those were."""
+    kept = data.labelled()
+    return kept, data.n_instances - kept.n_instances
+
+
 def describe_data(train: Dataset, test: Dataset | None, data, test_path, fold, name: str | None = None,
                   target: str | None = None, unlabelled: int = 0) -> RunData:
     """The run's data, unlabelled rows left out, and their description for ``config.json``."""
-    unlabelled += train.n_instances - int(train.task.labelled(train.Y).sum())
-    train = train.labelled()
+    train, more = _labelled(train)
+    unlabelled += more
     test_unlabelled = 0
     if test is not None:
-        test_unlabelled = test.n_instances - int(test.task.labelled(test.Y).sum())
-        test = test.labelled() if test_unlabelled < test.n_instances else None
+        test, test_unlabelled = _labelled(test)
+        test = test if test.n_instances else None
     description = {
         "name": name or getattr(train, "name", None) or str(data),
         "path": None if data is None else str(Path(data).resolve()),
@@ -143,9 +147,10 @@ def check_run_data(config: RunConfig, data: RunData) -> list[str]:
     return warnings
 
 
-def check_task(grammar: Grammar, data: RunData) -> None:
-    """Refuse a grammar whose trees build models of the other task (RunError naming both)."""
-    produced = grammar_produces(grammar)
+def check_task(grammar: Grammar, data: RunData, produced: str | None = None) -> None:
+    """Refuse a grammar whose trees build models of the other task (RunError naming both); ``produced``:
+    the grammar's kind when the caller has it already (:func:`spaces.grammar_check.registry_check`)."""
+    produced = produced or grammar_produces(grammar)
     task = data.train.task
     if produced != task.produces:
         kinds = {"mlc": "multi-label methods", "slc": "single-label classifiers"}
@@ -172,8 +177,9 @@ def start(config: RunConfig, grammar: str | Path | Grammar, data: RunData, out: 
     search runs (:mod:`gp.search.lock`)."""
     g = grammar if isinstance(grammar, Grammar) else load_grammar(grammar)
     # a grammar no tree of which the mapper can build fails here, not per candidate
-    lines = [d.render() for d in check_against_registry(g)]
-    check_task(g, data)
+    warnings, produced = registry_check(g)
+    lines = [d.render() for d in warnings]
+    check_task(g, data, produced)
     try:  # config.json says which mode ran, every method parameter, and what the task made of fitness and cv
         config = config.replace(mode=config.effective_mode, method_params=config.params).for_task(data.train.task)
     except ValueError as exc:
