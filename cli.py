@@ -567,8 +567,10 @@ def build_parser() -> argparse.ArgumentParser:
     group = p.add_argument_group("method parameters (declared by each method; gp/search/README.md)")
     for param in _declared_parameters():
         if param.option not in _BUILT_IN_OPTIONS:
+            flag = {"nargs": "?", "const": True} if param.type is bool else {}  # --reshuffle alone means on
             group.add_argument(param.option, dest=param.name, type=_parameter_type(param), metavar="VALUE",
-                               help=f"{param.help} (default {param.default}; {', '.join(_owners(param.name))})")
+                               help=f"{param.help} (default {param.default}; {', '.join(_owners(param.name))})",
+                               **flag)
         else:  # an option every method has, passed on to the methods that declare it: say so in its help
             action = p._option_string_actions[param.option]
             action.help = f"{action.help}; {param.help} (default {param.default})"

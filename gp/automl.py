@@ -88,7 +88,7 @@ class _GrammarSearch(BaseEstimator):
 
 
 _PARAMETERS_DOC = """
-    Parameters mirror ``cli.py evolve``: ``method`` (ggp | spggp | random | beam | pbil | any
+    Parameters mirror ``cli.py evolve``: ``method`` (ggp | spggp | random | beam | pbil | bo | tpe | ga | any
     registered method), ``time_budget`` in seconds, ``eval_timeout`` the hard cap per candidate in
     seconds (None: a tenth of the budget), ``adaptive_timeout``, ``mode`` (None: async where the
     method has it; "generational"), ``screening`` (on: new candidates are fit on a third of the rows

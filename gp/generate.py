@@ -105,13 +105,13 @@ class TreeGenerator:
         if self._analysis.min_depth[name] > remaining:
             raise ValueError(f"<{name}> cannot be derived within depth {remaining} "
                              f"(needs {self._analysis.min_depth[name]})")
-        # One frame per open node: [rule, alternative, items, next item, children, remaining depth, path].
+        # One frame per open node: [rule, alternative, items, next item, children, remaining depth, path, site].
         reserved = [self._reserve[name]]  # nodes and leaves so far plus the reservations of open items
-        root = self._open(name, remaining, mode, path, rng, reserved)
+        root = self._open(name, remaining, mode, path, rng, reserved, ())
         stack = [root]
         while True:
             frame = stack[-1]
-            rule, alt, items, i, children, depth_left, at = frame
+            rule, alt, items, i, children, depth_left, at, site = frame
             if i == len(items):
                 stack.pop()
                 node = Node(rule, alt, tuple(children))
@@ -122,14 +122,15 @@ class TreeGenerator:
             frame[3] = i + 1
             item = items[i]
             if isinstance(item, NonTerminal):
-                stack.append(self._open(item.name, depth_left - 1, mode, at + (i,), rng, reserved))
+                stack.append(self._open(item.name, depth_left - 1, mode, at + (i,), rng, reserved,
+                                        site + ((rule, alt, i),)))
             elif isinstance(item, Terminal):
                 children.append(Leaf(item.text))
             else:
-                children.append(Leaf(self._sample(rule, alt, i, item, at + (i,), rng)))
+                children.append(Leaf(self._sample(rule, alt, i, item, at + (i,), rng, site)))
 
     def _open(self, name: str, remaining: int, mode: Mode, path: Path, rng: np.random.Generator,
-              reserved: list[int]) -> list:
+              reserved: list[int], site: tuple) -> list:
         """Choose the alternative of a new node (the reservation of ``name`` becomes that of the alternative)."""
         rule = self.bound.grammar[name]
         mins = self._analysis.alt_min_depth[name]
@@ -145,15 +146,15 @@ class TreeGenerator:
             # alternatives instead would bias populations towards the most nested algorithms.
             if deep:
                 allowed = deep
-        ctx = ChoiceContext(name, path)
+        ctx = ChoiceContext(name, path, site=site)
         weights = [rule.alternatives[a].weight for a in allowed]
         alt_index = self.policy.choose(ctx, allowed, weights, rng) if len(allowed) > 1 else allowed[0]
         reserved[0] += sizes[alt_index] - own
-        return [name, alt_index, rule.alternatives[alt_index].items, 0, [], remaining, path]
+        return [name, alt_index, rule.alternatives[alt_index].items, 0, [], remaining, path, site]
 
-    def _sample(self, name: str, alt: int, i: int, s: Sampler, path: Path, rng) -> int | float:
+    def _sample(self, name: str, alt: int, i: int, s: Sampler, path: Path, rng, site: tuple = ()) -> int | float:
         lo, hi = self.bound.range_of((name, alt, i))
-        ctx = ChoiceContext(name, path, alt, i)
+        ctx = ChoiceContext(name, path, alt, i, site)
         if s.kind == "int":
             return self.policy.sample_int(ctx, int(lo), int(hi), s.log, rng)
         value = self.policy.sample_real(ctx, lo, hi, s.lo_open, s.hi_open, s.log, rng, step=s.step)

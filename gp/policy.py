@@ -47,12 +47,20 @@ class ChoiceContext:
     ``rule`` is the non-terminal being expanded; for a sampled number, ``alternative``
     and ``item`` locate the ``RANDOM-INT``/``RANDOM-REAL`` inside that rule. ``path``
     is the address of the node in the tree being built (its length is the depth).
+
+    ``site`` is the derivation that led here: one ``(rule, alternative, item)`` step per
+    ancestor, from the root of the tree being generated. :attr:`location` names a grammar
+    location shared by every occurrence of a rule (PBIL shares a base classifier's vectors
+    between the ensembles above it); :attr:`unrolled` also tells apart two occurrences of a
+    rule in one tree (the base learners of two meta-learners), which is what a flat
+    configuration space needs: one hyper-parameter per unrolled site (:mod:`gp.flatten`).
     """
 
     rule: str
     path: Path = ()
     alternative: int | None = None
     item: int | None = None
+    site: tuple[tuple[str, int, int], ...] = ()
 
     @property
     def location(self) -> str:
@@ -60,6 +68,20 @@ class ChoiceContext:
         if self.alternative is None:
             return f"<{self.rule}>"
         return f"<{self.rule}>/{self.alternative}/{self.item}"
+
+    @property
+    def unrolled(self) -> str:
+        """The location under its derivation: ``Start.0.1/MLC.3.0/<SLC>`` (stable across trees).
+
+        A number's key ends in ``/alternative/item`` as :attr:`location` does."""
+        return unrolled_key(self.site, self.rule, self.alternative, self.item)
+
+
+def unrolled_key(site, rule: str, alternative: int | None = None, item: int | None = None) -> str:
+    """The key :attr:`ChoiceContext.unrolled` gives a decision at ``site`` (shared with :mod:`gp.flatten`)."""
+    head = "/".join(f"{r}.{a}.{i}" for r, a, i in site)
+    own = f"<{rule}>" if alternative is None else f"<{rule}>/{alternative}/{item}"
+    return f"{head}/{own}" if head else own
 
 
 class SamplingPolicy(ABC):

@@ -162,7 +162,8 @@ def test_pbil_resumes_after_a_kill_with_its_vectors(sl_data, tmp_path, fake_worl
     vectors = [json.loads((tmp_path / run / "pbil-vectors.json").read_text()) for run in ("whole", "killed")]
     assert vectors[0] == vectors[1] and vectors[0]["learning_rate"] == 0.3
     saved = json.loads((tmp_path / "killed" / "config.json").read_text())["config"]
-    assert saved["method_params"] == {"population": 12, "learning_rate": 0.3, "selection": 0.5, "real_bins": 10}
+    assert saved["method_params"] == {"population": 12, "learning_rate": 0.3, "selection": 0.5, "real_bins": 10,
+                                      "reshuffle": False}
     final = json.loads((tmp_path / "killed" / "final.json").read_text())
     assert final["method_report"]["rows"] and (tmp_path / "killed" / "pbil-entropy.png").stat().st_size > 1000
     entropies = [g["method"]["entropy"] for g in map(json.loads, (tmp_path / "killed" / "generations.jsonl")
@@ -175,11 +176,11 @@ def test_pbil_resumes_after_a_kill_with_its_vectors(sl_data, tmp_path, fake_worl
 def test_pbil_is_registered_with_its_declared_parameters():
     assert "pbil" in METHOD_NAMES and METHODS["pbil"] is PBIL
     assert {p.name: p.default for p in PBIL.parameters} == {"population": 50, "learning_rate": 0.5,
-                                                            "selection": 0.5, "real_bins": 10}
+                                                            "selection": 0.5, "real_bins": 10, "reshuffle": False}
     assert RunConfig(method="pbil").params["learning_rate"] == 0.5
     with pytest.raises(ValueError, match="learning_rate must be in \\[0, 1\\], got 2"):
         RunConfig(method="pbil", method_params={"learning_rate": 2.0})
-    with pytest.raises(ValueError, match="ggp has no parameter 'learning_rate'; it has none"):
+    with pytest.raises(ValueError, match="ggp has no parameter 'learning_rate'; its parameters are reshuffle"):
         RunConfig(method="ggp", method_params={"learning_rate": 0.2})
     assert RunConfig.from_dict(RunConfig(method="pbil", method_params={"selection": 0.3}).to_dict()).params[
         "selection"] == 0.3
@@ -194,7 +195,8 @@ def test_method_parameters_reach_the_command_line(tmp_path):
                  "--out", str(out), "--quiet"])
     assert code == 0
     saved = json.loads((out / "config.json").read_text())["config"]["method_params"]
-    assert saved == {"population": 6, "learning_rate": 0.25, "selection": 0.4, "real_bins": 10}
+    assert saved == {"population": 6, "learning_rate": 0.25, "selection": 0.4, "real_bins": 10,
+                     "reshuffle": False}
     assert main(["evolve", "--method", "ggp", "--learning-rate", "0.3", "--quiet"]) == 2  # not ggp's
     assert main(["evolve", "--resume", str(out), "--learning-rate", "0.3"]) == 2
     assert main(["evolve", "--method", "pbil", "--learning-rate", "1.5", "--quiet"]) == 2

@@ -241,7 +241,8 @@ class AsyncDriver:
         st, loop = self.st, self.loop
         loop.log_generation(st.generation, key, st.window, st.window_stats)
         st.window, st.window_stats = [], new_stats()
-        resample = self.method.resamples and self.cfg.resample_every and st.generation % self.cfg.resample_every == 0
+        period = self.method.resample_period
+        resample = bool(period) and st.generation % period == 0
         if resample:
             st.resample += 1
             st.split_seed = draw_seed(st.rng)

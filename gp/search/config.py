@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass, field
 
 #: the built-in methods; more can be registered (:func:`gp.search.method.register_method`)
-METHODS = ("ggp", "spggp", "random", "beam", "pbil")
+METHODS = ("ggp", "spggp", "random", "beam", "pbil", "bo", "tpe", "ga")
 MODES = ("generational", "async")
 
 #: ``--thesis``: the Auto-MEKA thesis's exact settings, for reproduction — generational
@@ -175,7 +175,8 @@ class RunConfig:
                 p.append(f"{name} must be at least 1, got {getattr(self, name)}")
         # elitism copies the best of a population (GGP) or of each species (spGGP) into the next generation;
         # random and beam search have no population to keep anything of
-        group = {"ggp": ("population", self.population), "spggp": ("species_size", self.species_size)}
+        group = {"ggp": ("population", self.population), "ga": ("population", self.population),
+                 "spggp": ("species_size", self.species_size)}
         name, size = group.get(self.method, ("population", None))
         if self.elitism < 0:
             p.append(f"elitism must be at least 0, got {self.elitism}")

@@ -32,7 +32,8 @@ def run_generational(loop: SearchLoop) -> None:
         if time.time() >= deadline - MIN_START_SECONDS:
             break
         g = st.generation
-        if st.method.resamples and cfg.resample_every and g > 0 and g % cfg.resample_every == 0:
+        period = st.method.resample_period
+        if period and g > 0 and g % period == 0:
             st.resample += 1
             st.split_seed = draw_seed(st.rng)
         clock = step_clock if step_clock is not None else loop.now()

@@ -19,6 +19,7 @@ from deap import tools
 
 from .individual import Individual
 from .method import SearchMethod, SteadyStateMethod, best_of, elites, register_method, tournament
+from .parameters import RESHUFFLE
 from .population import SteadyPopulation
 
 
@@ -100,6 +101,7 @@ class Convergence:
 class GGP(SteadyStateMethod):
     name = "ggp"
     resamples = True
+    parameters = (RESHUFFLE,)
 
     def __init__(self, config, policy=None):
         super().__init__(config, policy)

@@ -374,7 +374,9 @@ class SearchLoop:
     def candidates(self) -> list[Individual]:
         """The archive and a cut generation's members, distinct, best first (full fidelity first)."""
         seen, out = set(), []
-        for ind in by_rank(self.state.method.archive() + by_rank(self.state.partial)):
+        method = self.state.method
+        ordered = method.archive() + by_rank(self.state.partial)
+        for ind in (ordered if method.keeps_final_order else by_rank(ordered)):
             if ind.phenotype not in seen and ind.fitness.valid:
                 seen.add(ind.phenotype)
                 out.append(ind)
@@ -402,6 +404,9 @@ class SearchLoop:
                                    timeouts=[self.keeper.reevaluation_limit(walls[i]) for i in chosen])
         fresh = dict(zip((c.phenotype for c in planned), results))
         pairs = [(c, fresh.get(c.phenotype)) for c in cands]
-        # re-evaluated ones first, by their fresh fitness; the rest in their search order
-        pairs.sort(key=lambda pr: (pr[1] is None or not pr[1].ok, -(pr[1].fitness if pr[1] is not None else 0.0)))
+        # re-evaluated ones first, by their fresh fitness (or in the method's order: posterior-mean
+        # selection); the rest in their search order
+        fresh_order = not self.state.method.keeps_final_order
+        pairs.sort(key=lambda pr: (pr[1] is None or not pr[1].ok,
+                                   -(pr[1].fitness if pr[1] is not None and fresh_order else 0.0)))
         return pairs

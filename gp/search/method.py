@@ -60,6 +60,18 @@ class SearchMethod(ABC):
         self.variation: Variation | None = None
 
     @property
+    def resample_period(self) -> int:
+        """Generations between two redraws of the learning/validation split; 0: never.
+
+        The thesis's methods that resample (GGP, spGGP, GA) redraw every
+        ``config.resample_every`` generations; a method that declares the ``reshuffle``
+        parameter (:data:`gp.search.parameters.RESHUFFLE`) redraws for every generation
+        (batch of evaluations) when it is on: the BO thesis's remedy (001 §3.1)."""
+        if self.params.get("reshuffle"):
+            return 1
+        return self.config.resample_every if self.resamples else 0
+
+    @property
     def params(self) -> dict:
         """This run's values of :attr:`parameters` (declared defaults filled in)."""
         return resolve_params(self.parameters, self.config.method_params)
@@ -80,6 +92,13 @@ class SearchMethod(ABC):
     @abstractmethod
     def archive(self) -> list[Individual]:
         """Candidates for the final choice (re-evaluated on a fresh split by the loop)."""
+
+    @property
+    def keeps_final_order(self) -> bool:
+        """Whether the final choice follows :meth:`archive`'s order (a surrogate's posterior mean,
+        001 §2.3) instead of the search fitness and the fresh re-evaluation; the loop still
+        re-evaluates the candidates and reports their fresh fitness."""
+        return False
 
     def stats(self) -> dict:
         """Extra per-generation statistics: ``{"restarts": int, "species": {...} | None}``, and optionally
@@ -161,7 +180,7 @@ def supports_async(method: str) -> bool:
 
 def known_methods() -> tuple[str, ...]:
     """The built-in methods and every method registered since."""
-    from . import beam, ggp, pbil, sampling, spggp  # noqa: F401 - register the built-in methods
+    from . import beam, bo, ga, ggp, pbil, sampling, spggp, tpe  # noqa: F401 - register the built-in methods
 
     return tuple(METHODS)
 

@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Parameter", "check_params", "resolve_params"]
+__all__ = ["Parameter", "RESHUFFLE", "check_params", "resolve_params"]
 
 _TYPES = {int: "a whole number", float: "a number", bool: "true or false", str: "a word"}
 
@@ -74,6 +74,15 @@ class Parameter:
         if problem:
             raise ValueError(problem)
         return value
+
+
+#: The BO thesis's first remedy for overfitting the validation data (001 §3.1, notes
+#: bo-and-ensembles.md §2.1), declared by every method it makes sense for; the loop reads it
+#: through :attr:`gp.search.method.SearchMethod.resample_period`.
+RESHUFFLE = Parameter(
+    "reshuffle", bool, False,
+    "a fresh learning/validation split for every generation (batch) of evaluations instead of one split "
+    "(every 5 generations for GGP/spGGP/GA): the BO thesis's remedy for overfitting the validation data")
 
 
 def check_params(method: str, declared: tuple[Parameter, ...], given: dict) -> list[str]:

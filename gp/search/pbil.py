@@ -53,7 +53,7 @@ from gp.tree import Leaf
 from .config import MAX_POPULATION
 from .individual import Individual
 from .method import BatchedMethod, by_rank, register_method
-from .parameters import Parameter
+from .parameters import RESHUFFLE, Parameter
 
 #: a numeric location with at most this many values gets one component per value (the paper's
 #: largest grid, SMO's RBF gamma 0.001..1.0, has 1,000)
@@ -247,6 +247,7 @@ class PBIL(BatchedMethod):
                                            "50 %%)", low=0.01, high=1.0),
         Parameter("real_bins", int, 10, "PBIL: components of a real range without a grid step", low=2,
                   high=MAX_COMPONENTS),
+        RESHUFFLE,
     )
 
     def __init__(self, config, policy=None):

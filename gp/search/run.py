@@ -188,6 +188,10 @@ def start(config: RunConfig, grammar: str | Path | Grammar, data: RunData, out: 
     for line in lines + [f"warning: {w}" for w in data_warnings]:
         if warn is not None:
             warn(line)
+    try:  # before the run directory exists: a method may refuse the grammar (bo, ga: a recursive one)
+        method = make_method(config, g, data.train.meta)
+    except ValueError as exc:
+        raise RunError(str(exc)) from None
     run = None
     if write:
         run = RunDirectory(out or Path("runs") / default_run_name(config.method))
@@ -199,7 +203,6 @@ def start(config: RunConfig, grammar: str | Path | Grammar, data: RunData, out: 
             "argv": list(argv) if argv is not None else sys.argv, "started": _dt.datetime.now().isoformat(),
         })
     try:
-        method = make_method(config, g, data.train.meta)
         state = SearchState.initial(method, config, config.worker_count)
         return run_loop(config, g, data, state, run, observers)
     finally:

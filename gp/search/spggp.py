@@ -22,6 +22,7 @@ from deap import tools
 from .ggp import Breeder, Convergence, _distinct, next_from
 from .individual import Individual
 from .method import SteadyStateMethod, best_of, register_method, tournament
+from .parameters import RESHUFFLE
 from .population import SteadyPopulation
 
 
@@ -29,6 +30,7 @@ from .population import SteadyPopulation
 class SpeciatedGGP(SteadyStateMethod):
     name = "spggp"
     resamples = True
+    parameters = (RESHUFFLE,)
 
     def __init__(self, config, policy=None):
         super().__init__(config, policy)
