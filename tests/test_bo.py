@@ -218,3 +218,19 @@ def test_cli_evolve_bo_end_to_end(tmp_path):
     config = json.loads((out / "config.json").read_text())["config"]["method_params"]
     assert config["surrogate"] == "gp" and config["reshuffle"] is True and config["final_choice"] == "posterior-mean"
     assert Path(out / "best" / "phenotype.txt").exists()
+
+
+def test_reshuffle_is_a_parameter_of_the_methods_where_it_makes_sense():
+    """GGP and spGGP redraw the split every 5 generations (the thesis), every generation with --reshuffle;
+    random and beam search compare nothing across splits and do not declare it."""
+    from gp.search.method import METHODS, known_methods
+
+    known_methods()
+    declared = {name for name, cls in METHODS.items() if any(p.name == "reshuffle" for p in cls.parameters)}
+    assert declared == {"bo", "tpe", "ga", "pbil", "ggp", "spggp"}
+    small_meta = _meta("small.bnf")
+    grammar = load_grammar(GRAMMARS / "small.bnf")
+    for method, plain in (("ggp", 5), ("spggp", 5), ("pbil", 0), ("bo", 0)):
+        for on in (False, True):
+            config = RunConfig(method=method, method_params={"reshuffle": on})
+            assert make_method(config, grammar, small_meta).resample_period == (1 if on else plain)
