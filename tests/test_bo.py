@@ -22,7 +22,7 @@ from gp.tree import Leaf, Node
 from gp.validity import tree_problems
 
 from .conftest import GRAMMARS, ROOT
-from .test_search import FakeEngine, Killed, _loop, data, fake_world, small  # noqa: F401 - fixtures
+from .test_search import FakeEngine, Killed, _loop, data, fake_fitness, fake_world, small  # noqa: F401
 
 SHIPPED = ["small.bnf", "medium.bnf", "large.bnf", "ensembles.bnf"] + sorted(
     f"species/{p.name}" for p in (GRAMMARS / "species").glob("*.bnf"))
@@ -234,3 +234,23 @@ def test_reshuffle_is_a_parameter_of_the_methods_where_it_makes_sense():
         for on in (False, True):
             config = RunConfig(method=method, method_params={"reshuffle": on})
             assert make_method(config, grammar, small_meta).resample_period == (1 if on else plain)
+
+
+def test_with_screening_smac_learns_every_screened_candidate_and_the_full_result_overwrites(small, data):  # noqa: F811
+    config = _config().replace(screening=True, screening_min_rows=20, resample_every=0)
+    engine = FakeEngine(workers=2)
+    loop = _loop(config, small, data, engine)
+    loop.search()
+    method = loop.state.method
+    rung0 = {p for k, p in engine.calls if k.endswith("|r0")}
+    full = {p for k, p in engine.calls if "|r" not in k}
+    assert rung0 and full and full <= rung0
+    history = method._smac.runhistory
+    costs = {method.flat.decode(dict(c)).phenotype: history.get_cost(c) for c in history.get_configs()}
+    assert rung0 - set(method.provisional) <= full  # what is still provisional was screened out (or is in flight)
+    for ph in full:  # a promoted candidate's cost in SMAC is its full-fidelity one
+        assert costs[ph] == pytest.approx(1.0 - fake_fitness(next(k for k, p in engine.calls if p == ph
+                                                                   and "|r" not in k), ph))
+    for ph in set(method.provisional) & rung0:
+        key = next(k for k, p in engine.calls if p == ph)
+        assert costs[ph] == pytest.approx(1.0 - fake_fitness(key, ph))

@@ -230,6 +230,7 @@ class AsyncDriver:
             return  # an old view's result, or a record whose tree cannot be rebuilt: booked, not told
         if slot.rung < len(rungs) - 1:
             self._promotions(key, len(rungs)).record(slot.rung, slot.individual, result.fitness, result.ok)
+            self.method.tell_screened(slot.individual.with_fitness(result.fitness, self._level(slot)))
             return
         told = slot.individual.with_fitness(result.fitness)
         self.method.tell_one(told)

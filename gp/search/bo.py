@@ -125,6 +125,8 @@ class BO(SteadyStateMethod):
         self.observations: list[tuple[dict, float, str]] = []
         #: configurations asked and not told yet, by phenotype
         self.pending: dict[str, list[dict]] = {}
+        #: the last screening-rung cost of candidates without a full-fidelity result yet, by phenotype
+        self.provisional: dict[str, tuple[dict, float]] = {}
         self.flat: FlatSpace | None = None
         self._smac = None
         self._tmp = None
@@ -156,8 +158,8 @@ class BO(SteadyStateMethod):
             with warnings.catch_warnings():  # SMAC's meta data calls a deprecated ConfigSpace method
                 warnings.filterwarnings("ignore", category=DeprecationWarning)
                 self._smac = self._build()
-            for values, cost, _ in self.observations:  # a resumed run: SMAC's run history again
-                self._tell(values, cost)
+            for values, cost in list(self.provisional.values()) + [o[:2] for o in self.observations]:
+                self._tell(values, cost)  # a resumed run: SMAC's run history again
         return self._smac
 
     def _build(self):
@@ -227,6 +229,18 @@ class BO(SteadyStateMethod):
             del self.pending[evaluated.phenotype]
         cost = 1.0 - evaluated.score if evaluated.fitness.valid else FAILED_COST
         self.observations.append((values, cost, evaluated.phenotype))
+        self.provisional.pop(evaluated.phenotype, None)
+        self._facade()
+        self._tell(values, cost)
+
+    def tell_screened(self, evaluated: Individual) -> None:
+        """A screening rung's fitness is SMAC's provisional cost of the configuration (screened out,
+        it stays; promoted, the full result overwrites it: SMAC's tell replaces a trial's cost). Without
+        this the surrogate would learn from the promoted candidates only."""
+        waiting = self.pending.get(evaluated.phenotype)
+        values = waiting[0] if waiting else self.flat.encode(evaluated.tree)
+        cost = 1.0 - evaluated.score if evaluated.score > 0 else FAILED_COST
+        self.provisional[evaluated.phenotype] = (values, cost)
         self._facade()
         self._tell(values, cost)
 

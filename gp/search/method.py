@@ -146,6 +146,13 @@ class SteadyStateMethod(SearchMethod):
     def tell_one(self, evaluated: Individual) -> None:
         """One candidate with its fitness set (0.0 for a failed candidate)."""
 
+    def tell_screened(self, evaluated: Individual) -> None:
+        """A candidate's result on a lower screening rung (``evaluated.level`` < 0), as it arrives.
+
+        Most methods wait for the full-fidelity result (:meth:`tell_one`), which a promoted candidate
+        gets later and a screened-out one never does; a model-based method can learn from it (BO
+        tells its surrogate a provisional cost and overwrites it if the full result comes)."""
+
     @abstractmethod
     def new_view(self) -> None:
         """The data changed: fitness values told from now on are on the new view."""

@@ -39,7 +39,7 @@ def library_versions() -> dict[str, str]:
 
     out = {"python": sys.version.split()[0], "platform": platform.platform()}
     for dist in ("ggp-automl", "numpy", "scipy", "scikit-learn", "scikit-multilearn-ng", "deap", "lark",
-                 "dask", "distributed", "joblib", "networkx", "matplotlib", "rich"):
+                 "dask", "distributed", "joblib", "networkx", "matplotlib", "rich", "smac", "ConfigSpace", "optuna"):
         try:
             out[dist] = version(dist)
         except PackageNotFoundError:
