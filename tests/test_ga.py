@@ -127,6 +127,7 @@ def test_the_cli_refuses_a_recursive_grammar_with_exit_1(tmp_path):
                         str(tmp_path / "run")], capture_output=True, text=True, cwd=ROOT, timeout=120, check=False)
     assert r.returncode == 1, r.stderr
     assert "GA needs a non-recursive grammar" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "run").exists()  # refused before the run directory is made
 
 
 # -- DEAP under the run's Generator ------------------------------------------------------------------
