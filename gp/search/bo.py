@@ -97,7 +97,6 @@ def _dummy_target(config, seed: int = 0) -> float:  # SMAC wants one; ask/tell n
 @register_method
 class BO(SteadyStateMethod):
     name = "bo"
-    #: the archive's order is the final choice's order under posterior-mean selection
     parameters: ClassVar = (
         Parameter("surrogate", str, "rf", "BO: the surrogate model: rf (SMAC's random forest, the thesis) or gp "
                   "(Gaussian process with the conditional kernel of the BO thesis)", choices=("rf", "gp")),
@@ -239,7 +238,7 @@ class BO(SteadyStateMethod):
         this the surrogate would learn from the promoted candidates only."""
         waiting = self.pending.get(evaluated.phenotype)
         values = waiting[0] if waiting else self.flat.encode(evaluated.tree)
-        cost = 1.0 - evaluated.score if evaluated.score > 0 else FAILED_COST
+        cost = 1.0 - evaluated.score  # a failure scores 0: FAILED_COST
         self.provisional[evaluated.phenotype] = (values, cost)
         self._facade()
         self._tell(values, cost)
@@ -280,15 +279,13 @@ class BO(SteadyStateMethod):
 
     def archive(self) -> list[Individual]:
         ranked = self._best_observations()
-        trees = {ph: None for ph, _ in ranked}
+        last = {ph: values for values, _, ph in self.observations}  # each phenotype's configuration
         if self.params["final_choice"] == "posterior-mean":
             means = self.posterior_means()
             ranked.sort(key=lambda kv: means.get(kv[0], np.inf))
         out = []
         for ph, cost in ranked[: self.config.final_candidates]:
-            values = next(v for v, _, p in reversed(self.observations) if p == ph)
-            trees[ph] = self.flat.decode(values, self.config.max_depth)
-            out.append(Individual(trees[ph], fitness=1.0 - cost))
+            out.append(Individual(self.flat.decode(last[ph], self.config.max_depth), fitness=1.0 - cost))
         return out if self.keeps_final_order else by_rank(out)
 
     def stats(self) -> dict:
