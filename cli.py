@@ -102,6 +102,16 @@ def _path(text: str) -> str:
     return text
 
 
+def _ensemble(text: str) -> str:
+    from gp.search.ensemble import parse_ensemble
+
+    try:
+        parse_ensemble(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text.strip()
+
+
 def _scheduler(text: str) -> str:
     from evaluation.engine import check_scheduler_address
 
@@ -188,7 +198,6 @@ def cmd_check(args) -> int:
     _print_warnings(grammar, mapper_warnings)
     if dataset is not None:  # what the search would refuse or warn about (evaluation/learnable.py)
         from evaluation.learnable import check_learnable
-
         from gp.search.run import RunData, check_task
 
         check_task(grammar, RunData(dataset, description={"name": args.data}), produced)
@@ -266,12 +275,12 @@ def cmd_species(args) -> int:
 
 _EVOLVE_SETTINGS = ("grammar", "data", "test", "fold", "target", "method", "budget", "eval_timeout", "memory",
                     "seed", "fitness", "cv", "out", "population", "fidelity", "generations", "mode", "screening",
-                    "adaptive_timeout", "thesis")
+                    "adaptive_timeout", "thesis", "ensemble")
 #: evolve option -> RunConfig field, for the options passed on as given (RunConfig holds the defaults)
 _CONFIG_FIELDS = {"method": "method", "budget": "budget_seconds", "eval_timeout": "eval_timeout",
                   "memory": "memory_bytes", "workers": "workers", "scheduler": "scheduler", "seed": "seed",
                   "fitness": "fitness", "cv": "cv", "generations": "max_generations", "fidelity": "fidelity",
-                  "mode": "mode"}
+                  "mode": "mode", "ensemble": "ensemble"}
 
 
 def _run_config(args):
@@ -560,6 +569,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fidelity", choices=["NAS-NIS", "PAS-PIS", "EAS-PIS", "NAS-PIS", "PAS-NIS", "EAS-NIS"],
                    help="multi-fidelity schedule (thesis §5.4; default NAS-NIS: none)")
     p.add_argument("--generations", type=_positive_int, metavar="N", help="stop after N generations at most")
+    p.add_argument("--ensemble", type=_ensemble, metavar="caruana[:SIZE]",
+                   help="return an ensemble of the evaluated candidates instead of the single best: Caruana's "
+                        "greedy selection with replacement (SIZE picks, default 25) on the validation scores of "
+                        "the final re-evaluation, members refit on all the training data")
     p.add_argument("--out", type=_path, metavar="DIR", help="run directory (default runs/<date>-<time>-<method>)")
     p.add_argument("--resume", type=_path, metavar="DIR", help="continue an interrupted run from its directory")
     p.add_argument("--quiet", action="store_true", help="no progress display")
@@ -675,8 +688,8 @@ def _main(argv: list[str] | None, seen: dict) -> int:
     from gp.errors import DataError, GrammarError
     from gp.search.lock import DirectoryInUse
     from gp.search.report import ReportError
-    from gp.search.rundir import RunDirectoryError
     from gp.search.run import RunError
+    from gp.search.rundir import RunDirectoryError
 
     try:
         return args.func(args)

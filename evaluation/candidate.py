@@ -47,6 +47,9 @@ class Split:
     categorical_features: tuple[int, ...] = ()
     task: Task | None = None
     folds: tuple[tuple[np.ndarray, np.ndarray], ...] = ()
+    #: return the candidate's scores on the scored rows (:attr:`EvaluationResult.scores`): the
+    #: validation predictions ensembles are built from (:mod:`evaluation.predictions`)
+    keep_scores: bool = False
 
     def __post_init__(self) -> None:
         if self.task is None:
@@ -65,6 +68,12 @@ class Split:
         for train, test in self.folds:
             yield self.X_learn[train], self.Y_learn[train], self.X_learn[test], self.Y_learn[test]
 
+    @property
+    def scored_targets(self) -> np.ndarray:
+        """The targets of the rows a candidate's scores cover, in their order: the validation rows of
+        a hold-out, every row (out of fold) under cross-validation."""
+        return self.Y_learn if self.folds else self.Y_valid
+
 
 @dataclass(frozen=True)
 class EvaluationResult:
@@ -77,6 +86,8 @@ class EvaluationResult:
     wall_time: float = 0.0           # everything, process start and scoring included
     reason: str = ""
     limit: float = 0.0               # the time limit it ran under (s); 0.0 when not recorded
+    #: scores on the split's scored rows (float32; ``Split.keep_scores`` only; never logged or cached)
+    scores: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -91,7 +102,7 @@ class EvaluationResult:
 def _fit_and_score(tree: Node, grammar: Grammar, split: Split, fitness: str, random_state: int) -> dict:
     task = split.task
     fit_time = predict_time = 0.0
-    per_part = []
+    per_part, kept = [], []
     template = compile_tree(tree, grammar, random_state=random_state,
                             categorical_features=list(split.categorical_features) or None, task=task)
     for X_fit, Y_fit, X_score, Y_score in split.parts():
@@ -106,13 +117,25 @@ def _fit_and_score(tree: Node, grammar: Grammar, split: Split, fitness: str, ran
             return {"status": INVALID, "reason": "non-finite scores", "fit_time": fit_time,
                     "predict_time": predict_time}
         per_part.append(task.measures(Y_score, predictions, scores))
+        if split.keep_scores:
+            kept.append(np.asarray(scores, dtype=np.float32))
     measures = {k: float(np.mean([m[k] for m in per_part])) for k in per_part[0] if all(k in m for m in per_part)}
     value = measures.get(fitness)
     if value is None or not np.isfinite(value):
         return {"status": INVALID, "reason": f"fitness {fitness!r} is {value}", "fit_time": fit_time,
                 "predict_time": predict_time}
     return {"status": OK, "measures": measures, "fitness": float(value), "fit_time": fit_time,
-            "predict_time": predict_time}
+            "predict_time": predict_time, "scores": _scored_rows(split, kept) if split.keep_scores else None}
+
+
+def _scored_rows(split: Split, kept: list[np.ndarray]) -> np.ndarray:
+    """One score per scored row: the hold-out's, or the folds' out-of-fold scores in row order."""
+    if not split.folds:
+        return kept[0]
+    out = np.zeros((split.n_rows,) + kept[0].shape[1:], dtype=np.float32)
+    for (_, test), part in zip(split.folds, kept):
+        out[test] = part
+    return out
 
 
 def evaluate_candidate(tree: Node, grammar: Grammar, split: Split, limits: Limits = Limits(),
@@ -132,7 +155,7 @@ def evaluate_candidate(tree: Node, grammar: Grammar, split: Split, limits: Limit
         return EvaluationResult(phenotype, r["status"], 0.0, fit_time=r["fit_time"], predict_time=r["predict_time"],
                                 wall_time=outcome.wall_time, reason=r["reason"])
     return EvaluationResult(phenotype, OK, r["fitness"], r["measures"], r["fit_time"], r["predict_time"],
-                            outcome.wall_time)
+                            outcome.wall_time, scores=r.get("scores"))
 
 
 def evaluate_all(trees: list[Node], grammar: Grammar, split: Split, limits: Limits = Limits(),

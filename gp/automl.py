@@ -61,7 +61,8 @@ class _GrammarSearch(BaseEstimator):
                          adaptive_timeout=bool(self.adaptive_timeout), mode=self.mode, screening=bool(self.screening),
                          memory_bytes=int(self.memory_limit), workers=self.n_jobs, scheduler=self.scheduler,
                          seed=int(self.random_state), fitness=self.fitness, cv=self.cv, fidelity=self.fidelity,
-                         max_generations=self.max_generations, method_params=params, **sizes)
+                         max_generations=self.max_generations, method_params=params, ensemble=self.ensemble,
+                         **sizes)
 
     def _search(self, train):
         from gp.search.progress import RichProgress
@@ -99,11 +100,14 @@ _PARAMETERS_DOC = """
     8 × species size for spGGP, batch size for random and beam search, PBIL's generation; None:
     the method's default), ``method_params`` the method's own parameters (a dict: see
     ``python cli.py evolve --help``), ``fidelity`` a multi-fidelity scenario, ``max_generations`` an
-    optional cap, ``categorical_features`` the indices of integer-coded nominal columns of ``X``.
+    optional cap, ``categorical_features`` the indices of integer-coded nominal columns of ``X``,
+    ``ensemble`` "caruana" or "caruana:SIZE" to return an ensemble of the evaluated candidates
+    (None: the single best).
 
-    After ``fit``: ``best_model_`` (the fitted model), ``best_phenotype_``, ``best_tree_``,
-    ``best_validation_fitness_``, ``history_`` (one record per generation), ``final_`` (the run
-    summary, as in ``final.json``), ``run_dir_`` (None unless ``output_dir`` was given).
+    After ``fit``: ``best_model_`` (the fitted model: the ensemble when one was built),
+    ``best_phenotype_``, ``best_tree_``, ``best_validation_fitness_``, ``history_`` (one record per
+    generation), ``final_`` (the run summary, as in ``final.json``), ``run_dir_`` (None unless
+    ``output_dir`` was given).
 """
 
 
@@ -116,7 +120,7 @@ class GrammarAutoML(MultiOutputMixin, ClassifierMixin, _GrammarSearch):
                  scheduler: str | None = None, fitness: str | None = None, cv: int | None = None,
                  population: int | None = None, method_params: dict | None = None, fidelity: str = "NAS-NIS",
                  max_generations: int | None = None, categorical_features=None, random_state: int = 0,
-                 output_dir: str | Path | None = None, verbose: bool = False):
+                 output_dir: str | Path | None = None, verbose: bool = False, ensemble: str | None = None):
         _store(self, locals())
 
     def fit(self, X, Y) -> "GrammarAutoML":
@@ -152,7 +156,8 @@ class GrammarAutoMLClassifier(ClassifierMixin, _GrammarSearch):
                  n_jobs: int | None = None, scheduler: str | None = None, fitness: str | None = None,
                  cv: int | None = None, population: int | None = None, method_params: dict | None = None,
                  fidelity: str = "NAS-NIS", max_generations: int | None = None, categorical_features=None,
-                 random_state: int = 0, output_dir: str | Path | None = None, verbose: bool = False):
+                 random_state: int = 0, output_dir: str | Path | None = None, verbose: bool = False,
+                 ensemble: str | None = None):
         _store(self, locals())
 
     def __sklearn_tags__(self):

@@ -178,3 +178,17 @@ class ConfigPolicy(SamplingPolicy):
         if hi_open and v >= hi:
             v = math.nextafter(float(hi), -math.inf)
         return v
+
+
+def take_pending(pending: dict[str, list[dict]], tree: Node, flat: FlatSpace, keep: bool = False) -> dict:
+    """The configuration a told candidate was asked as: the first of its phenotype's in ``pending`` (asked,
+    not told yet; removed unless ``keep``), or its tree's own encoding when none is (in flight at a resume)."""
+    waiting = pending.get(tree.phenotype)
+    if not waiting:
+        return flat.encode(tree)
+    if keep:
+        return waiting[0]
+    values = waiting.pop(0)
+    if not waiting:
+        del pending[tree.phenotype]
+    return values

@@ -13,6 +13,8 @@ model, so that a damaged or foreign file is reported as such, not as a traceback
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, clone
 from sklearn.compose import ColumnTransformer
@@ -21,6 +23,9 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder
 
 from .thresholds import calibrate
+
+if TYPE_CHECKING:
+    from .ensemble import EnsembleModel
 
 
 def make_preprocessor(n_features: int, categorical_features) -> ColumnTransformer:
@@ -134,14 +139,14 @@ class ModelFileError(ValueError):
         super().__init__(f"{path}: {reason}")
 
 
-def load_model(path) -> MultiLabelModel | SingleLabelModel:
+def load_model(path) -> "MultiLabelModel | SingleLabelModel | EnsembleModel":
     """The fitted model saved in ``path`` (``joblib.dump``); :class:`ModelFileError` if it is not one.
 
     A damaged file fails inside unpickling in many ways (truncated streams, bad opcodes, broken
     compression), so every exception from loading means "cannot be read"."""
-    import joblib
-
     import os
+
+    import joblib
 
     if os.path.getsize(path) == 0:
         raise ModelFileError(path, "empty")
@@ -151,8 +156,10 @@ def load_model(path) -> MultiLabelModel | SingleLabelModel:
         if isinstance(exc, EOFError) or any(word in str(exc) for word in ("truncated", "exhausted")):
             raise ModelFileError(path, "truncated") from None
         raise ModelFileError(path, f"unreadable: {type(exc).__name__}: {str(exc)[:160]}") from None
-    if not isinstance(model, (MultiLabelModel, SingleLabelModel)):
+    from .ensemble import EnsembleModel
+
+    if not isinstance(model, (MultiLabelModel, SingleLabelModel, EnsembleModel)):
         raise ModelFileError(path, f"it holds a {type(model).__name__}, not a model")
-    if not hasattr(model, "estimator_"):
+    if not hasattr(model, "estimator_" if not isinstance(model, EnsembleModel) else "members_"):
         raise ModelFileError(path, "the model in it was never fitted")
     return model

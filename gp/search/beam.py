@@ -52,4 +52,4 @@ class BeamSearch(SearchMethod):
         self.incumbents[-1] = self.incumbent
 
     def archive(self):
-        return list(reversed(self.incumbents))[: self.config.final_candidates]
+        return list(reversed(self.incumbents))[: self.config.archive_size]

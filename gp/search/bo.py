@@ -43,10 +43,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from gp.flatten import FlatSpace
+from gp.flatten import take_pending
 
+from .flat_method import FlatSpaceMethod
 from .individual import Individual
-from .method import SteadyStateMethod, by_rank, register_method
+from .method import by_rank, register_method
 from .parameters import RESHUFFLE, Parameter
 
 #: the thesis's failed-candidate fitness: cost 1
@@ -95,7 +96,7 @@ def _dummy_target(config, seed: int = 0) -> float:  # SMAC wants one; ask/tell n
 
 
 @register_method
-class BO(SteadyStateMethod):
+class BO(FlatSpaceMethod):
     name = "bo"
     parameters: ClassVar = (
         Parameter("surrogate", str, "rf", "BO: the surrogate model: rf (SMAC's random forest, the thesis) or gp "
@@ -126,7 +127,6 @@ class BO(SteadyStateMethod):
         self.pending: dict[str, list[dict]] = {}
         #: the last screening-rung cost of candidates without a full-fidelity result yet, by phenotype
         self.provisional: dict[str, tuple[dict, float]] = {}
-        self.flat: FlatSpace | None = None
         self._smac = None
         self._tmp = None
 
@@ -134,19 +134,14 @@ class BO(SteadyStateMethod):
     def keeps_final_order(self) -> bool:
         return self.params["final_choice"] == "posterior-mean"
 
-    @property
-    def generation_size(self) -> int:
-        return self.params["population"]
-
     def attach(self, grammar, meta):
         super().attach(grammar, meta)
-        self.flat = FlatSpace(self.variation.bound, seed=0)  # FlattenError (a ValueError) for recursion
         self._smac = None  # built at the first ask (it needs the seed drawn from the run's Generator)
         return self
 
     def __getstate__(self) -> dict:
         state = super().__getstate__()
-        state.update(flat=None, _smac=None, _tmp=None)
+        state.update(_smac=None, _tmp=None)
         return state
 
     # -- SMAC --------------------------------------------------------------------------------------
@@ -222,10 +217,7 @@ class BO(SteadyStateMethod):
         return Individual(tree)
 
     def tell_one(self, evaluated: Individual) -> None:
-        waiting = self.pending.get(evaluated.phenotype)
-        values = waiting.pop(0) if waiting else self.flat.encode(evaluated.tree)  # in flight at a resume
-        if waiting == []:
-            del self.pending[evaluated.phenotype]
+        values = take_pending(self.pending, evaluated.tree, self.flat)
         cost = 1.0 - evaluated.score if evaluated.fitness.valid else FAILED_COST
         self.observations.append((values, cost, evaluated.phenotype))
         self.provisional.pop(evaluated.phenotype, None)
@@ -236,19 +228,11 @@ class BO(SteadyStateMethod):
         """A screening rung's fitness is SMAC's provisional cost of the configuration (screened out,
         it stays; promoted, the full result overwrites it: SMAC's tell replaces a trial's cost). Without
         this the surrogate would learn from the promoted candidates only."""
-        waiting = self.pending.get(evaluated.phenotype)
-        values = waiting[0] if waiting else self.flat.encode(evaluated.tree)
+        values = take_pending(self.pending, evaluated.tree, self.flat, keep=True)
         cost = 1.0 - evaluated.score  # a failure scores 0: FAILED_COST
         self.provisional[evaluated.phenotype] = (values, cost)
         self._facade()
         self._tell(values, cost)
-
-    def ask(self, rng):
-        return [self.ask_one(rng) for _ in range(self.generation_size)]
-
-    def tell(self, evaluated):
-        for ind in evaluated:
-            self.tell_one(ind)
 
     def new_view(self):
         """Nothing to forget: with ``--reshuffle`` split noise is observation noise (001 §3.1)."""
@@ -284,7 +268,7 @@ class BO(SteadyStateMethod):
             means = self.posterior_means()
             ranked.sort(key=lambda kv: means.get(kv[0], np.inf))
         out = []
-        for ph, cost in ranked[: self.config.final_candidates]:
+        for ph, cost in ranked[: self.config.archive_size]:
             out.append(Individual(self.flat.decode(last[ph], self.config.max_depth), fitness=1.0 - cost))
         return out if self.keeps_final_order else by_rank(out)
 

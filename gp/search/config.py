@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass, field
 
 #: the built-in methods; more can be registered (:func:`gp.search.method.register_method`)
-METHODS = ("ggp", "spggp", "random", "beam", "pbil", "bo", "tpe", "ga")
+METHODS = ("ggp", "spggp", "random", "beam", "pbil", "bo", "tpe", "ga", "eo", "divbo")
 MODES = ("generational", "async")
 
 #: ``--thesis``: the Auto-MEKA thesis's exact settings, for reproduction — generational
@@ -113,6 +113,11 @@ class RunConfig:
     fidelity_steps: int = 5
     #: how many archive members are re-evaluated on a fresh split at the end
     final_candidates: int = 10
+    #: build the returned model as an ensemble of what the search evaluated: "caruana" or
+    #: "caruana:SIZE" (post-hoc ensemble selection, gp.search.ensemble); None: the single best
+    ensemble: str | None = None
+    #: the bound on kept validation predictions (evaluation.predictions), bytes
+    prediction_bytes: int = 256 * 2 ** 20
     #: stop after this many generations (None: only the budget stops the run)
     max_generations: int | None = None
     #: the method's own parameters (declared by the method: gp.search.parameters); missing ones take
@@ -196,6 +201,15 @@ class RunConfig:
 
             if self.fitness not in FITNESS:
                 p.append(f"unknown fitness {self.fitness!r}; known (all maximised): {', '.join(FITNESS)}")
+        if self.ensemble is not None:
+            from .ensemble import parse_ensemble
+
+            try:
+                parse_ensemble(self.ensemble)
+            except ValueError as exc:
+                p.append(str(exc))
+        if self.prediction_bytes < 2 ** 20:
+            p.append(f"prediction_bytes must be at least 1 MB, got {format_bytes(self.prediction_bytes)}")
         if not isinstance(self.method_params, dict):
             p.append(f"method_params must be a dict, got {type(self.method_params).__name__}")
         elif self.method in known_methods():
@@ -209,6 +223,26 @@ class RunConfig:
         if self.method == "spggp" and len(self.species) < 2 and self.inter_species_rate > 0:
             p.append("inter-species crossover needs at least two species")
         return p
+
+    @property
+    def ensemble_spec(self) -> str | None:
+        """The post-hoc ensemble the run builds: ``ensemble``, or the method's default (DivBO: caruana)."""
+        if self.ensemble is not None:
+            return self.ensemble
+        from .method import METHODS, known_methods
+
+        known_methods()
+        return getattr(METHODS.get(self.method), "default_ensemble", None)
+
+    @property
+    def archive_size(self) -> int:
+        """Candidates a method keeps for the final re-evaluation: ``final_candidates``, or the ensemble's
+        pool (:data:`gp.search.ensemble.POOL`) when the run builds an ensemble from them."""
+        if self.ensemble_spec is None:
+            return self.final_candidates
+        from .ensemble import POOL
+
+        return max(self.final_candidates, POOL)
 
     @property
     def search_seconds(self) -> float:

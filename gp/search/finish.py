@@ -74,6 +74,21 @@ def finish(loop: SearchLoop) -> SearchOutcome:
             winner, chosen = cand, r
             break
         failure = f"{fit.status}: {fit.reason}"
+    model = fit.model if winner is not None else None
+    ensemble = None
+    if cfg.ensemble_spec is not None or st.method.ensemble() is not None:
+        from .ensemble import build_ensemble, build_method_ensemble
+
+        loop.observer.on_phase("ensemble", cfg.ensemble_spec or cfg.method)
+        try:
+            if cfg.ensemble_spec is not None:
+                built, ensemble = build_ensemble(loop, pairs, winner, fit)
+            else:
+                built, ensemble = build_method_ensemble(loop, winner, fit)
+        except Exception as exc:  # noqa: BLE001 - the single best is still a result
+            built, ensemble = None, {"kind": cfg.ensemble_spec or cfg.method, "returned": False,
+                                     "reason": f"building the ensemble failed: {type(exc).__name__}: {exc}"}
+        model = built or model
     elapsed = loop.now()
     final = {
         "status": _status(loop, pairs, usable, started, winner),
@@ -98,24 +113,35 @@ def finish(loop: SearchLoop) -> SearchOutcome:
         "screening": loop.screening_summary(),
         "work": loop.work(),
         "method_report": st.method.report(),
+        "ensemble": ensemble,
         "warnings": [],
     }
     if loop.run_dir is not None:
         if winner is not None:
-            final["warnings"] += write_best(loop, winner, fit.model)
+            final["warnings"] += write_best(loop, winner, model)
         final["warnings"] += write_method_artefacts(loop)
         final["warnings"] += write_convergence(loop)
         loop.run_dir.write_json(FINAL, final)
         loop.run_dir.close()
     loop.observer.on_phase("done")
     loop.observer.on_end(final)
-    return SearchOutcome(winner, final, fit.model if fit is not None and fit.ok else None,
-                         history=loop.history)
+    return SearchOutcome(winner, final, model, history=loop.history)
 
 
 def write_best(loop: SearchLoop, winner, model) -> list[str]:
-    """``best/``: phenotype, indented tree, DOT, PNG, fitted model, exported code."""
+    """``best/``: phenotype, indented tree, DOT, PNG of the single best; the returned model (the single
+    best, or the ensemble) fitted and as code."""
+    from sklearn.base import clone
+
+    from spaces.ensemble import EnsembleModel
+    from spaces.export import to_python
+
     from .plots import tree_png
+
+    def code() -> str:
+        if isinstance(model, EnsembleModel):
+            return to_python(clone(model))
+        return winner.export(loop.grammar, loop.config.seed)
 
     run = loop.run_dir
     warnings = []
@@ -125,7 +151,7 @@ def write_best(loop: SearchLoop, winner, model) -> list[str]:
         ("dot", lambda: run.write_text(f"{BEST}/tree.dot", winner.tree.to_dot())),
         ("png", lambda: tree_png(winner.tree, run.path / BEST / "tree.png")),
         ("model", lambda: _dump(model, run.path / BEST / "model.joblib")),
-        ("code", lambda: run.write_text(f"{BEST}/model.py", winner.export(loop.grammar, loop.config.seed))),
+        ("code", lambda: run.write_text(f"{BEST}/model.py", code())),
     ]
     for what, step in steps:
         try:

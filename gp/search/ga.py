@@ -258,7 +258,7 @@ class GA(SteadyStateMethod):
         self.genome_of: dict[str, list[float]] = {}  # asynchronous: genomes by phenotype, newest last
         self.convergence = Convergence(config.restart_patience, config.restart_min_generations)
         self.restart_archive: list[Individual] = []
-        self.hall = tools.HallOfFame(config.final_candidates)
+        self.hall = tools.HallOfFame(config.archive_size)
         self.decisions: dict[int, int] = {}  # genes used by a derivation -> how many derivations
         self._restart_due = True
         self.toolbox = None

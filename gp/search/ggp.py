@@ -108,7 +108,7 @@ class GGP(SteadyStateMethod):
         self.population: list[Individual] = []
         self.convergence = Convergence(config.restart_patience, config.restart_min_generations)
         self.restart_archive: list[Individual] = []
-        self.hall = tools.HallOfFame(config.final_candidates)
+        self.hall = tools.HallOfFame(config.archive_size)
         self.steady = SteadyPopulation(config.population)
         self._restart_due = True  # the first asynchronous ask starts the population
 

@@ -25,6 +25,7 @@ moment neither loses nor repeats a finished evaluation.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import time
 from dataclasses import dataclass, field
 
@@ -35,11 +36,14 @@ from evaluation.candidate import EvaluationResult, Split
 from evaluation.data import Dataset
 from evaluation.engine import EvaluationEngine
 from evaluation.fidelity import FidelitySchedule, full_view, restrict
+from evaluation.predictions import FILE as PREDICTIONS_FILE
+from evaluation.predictions import PredictionStore
 from evaluation.splits import draw_seed
 from gp.grammar import Grammar
 
 from .cache import EvaluationCache
 from .config import RunConfig
+from .ensemble import ensemble_refits
 from .individual import Individual
 from .method import SearchMethod, best_of, by_rank
 from .observer import Observers, SearchObserver
@@ -167,6 +171,13 @@ class SearchLoop:
         self.history: list[dict] = []
         self.t0 = time.time() - state.elapsed
         self._busy_base = state.busy_seconds
+        #: validation predictions, kept when the run builds an ensemble or its method learns from them
+        self.predictions: PredictionStore | None = None
+        if config.ensemble_spec is not None or state.method.uses_predictions:
+            self.predictions = PredictionStore(config.prediction_bytes,
+                                               None if run is None else run.path / PREDICTIONS_FILE).load()
+            if state.method.uses_predictions:
+                state.method.use_predictions(self.predictions)
 
     # -- clock -----------------------------------------------------------------------
     def now(self) -> float:
@@ -191,8 +202,16 @@ class SearchLoop:
             fidelity = self.schedule.view(self.train, step, which[0], np.random.default_rng(which[1]),
                                           self.config.cv)
             latest = dict(list(self._views.items())[-1:])
-            self._views = {**latest, which: (fidelity.key, restrict(self.train, fidelity))}
+            split = restrict(self.train, fidelity)
+            if self.state.method.uses_predictions:
+                split = self._keeping_scores(fidelity.key, split)
+            self._views = {**latest, which: (fidelity.key, split)}
         return self._views[which]
+
+    def _keeping_scores(self, key: str, split: Split) -> Split:
+        """The view with its candidates' validation scores kept (:mod:`evaluation.predictions`)."""
+        self.predictions.set_targets(key, split.scored_targets, search=key != FINAL_VIEW)
+        return dataclasses.replace(split, keep_scores=True)
 
     def rungs(self, key: str, split: Split, seed: int | None = None) -> list[tuple[str, Split]]:
         """The screening rungs of a view, cheapest first; the last is the view itself. The
@@ -209,13 +228,18 @@ class SearchLoop:
         return self._rungs[key]
 
     def _final_view(self) -> Split:
-        return restrict(self.train, full_view(self.train, 0, copy.deepcopy(self.state.final_rng), self.config.cv))
+        split = restrict(self.train, full_view(self.train, 0, copy.deepcopy(self.state.final_rng), self.config.cv))
+        return self._keeping_scores(FINAL_VIEW, split) if self.config.ensemble_spec is not None else split
 
     # -- one finished evaluation ---------------------------------------------------------------
     def finished(self, r: EvaluationResult, key: str, phase: str, generation: int, species: int | None,
                  level: int, timing: object, stats: dict, restored: bool = False) -> dict:
         """Book one evaluation that ran (now, or before a kill when ``restored``)."""
         st = self.state
+        if r.scores is not None:  # kept (on disk first, so that a kill cannot log it without them)
+            if r.ok and self.predictions is not None:
+                self.predictions.put(key, r.phenotype, r.fitness, r.scores)
+            r = dataclasses.replace(r, scores=None)
         note = self.keeper.observe(r, timing, search=phase == "search", algorithms=algorithms(r.phenotype))
         record = {"n": st.logged, "time": round(self.now(), 3), "generation": generation, "species": species,
                   "phase": phase, "split": key, "level": level, "phenotype": r.phenotype, "status": r.status,
@@ -380,7 +404,7 @@ class SearchLoop:
             if ind.phenotype not in seen and ind.fitness.valid:
                 seen.add(ind.phenotype)
                 out.append(ind)
-        return out[: self.config.final_candidates]
+        return out[: self.config.archive_size]
 
     def worked(self, ind: Individual) -> bool:
         """Whether a candidate ended with a fitness in the search (a failure scores exactly 0; an ok
@@ -394,7 +418,8 @@ class SearchLoop:
         cands = self.candidates()
         walls = [self.state.walls.get(c.phenotype, (None, None))[1] for c in cands]
         worth = [i for i, c in enumerate(cands) if self.worked(c)]  # a failure would only fail again
-        chosen, end = self.keeper.final_plan([walls[i] for i in worth], self.now())
+        refits = 1 if self.config.ensemble_spec is None else ensemble_refits(self.config.ensemble_spec)
+        chosen, end = self.keeper.final_plan([walls[i] for i in worth], self.now(), refits)
         chosen = [worth[j] for j in chosen]
         planned = [cands[i] for i in chosen]
         self.observer.on_phase("final", f"re-evaluating {len(planned)} of {len(cands)} candidates on a fresh split")

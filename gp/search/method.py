@@ -53,6 +53,11 @@ class SearchMethod(ABC):
     resamples: ClassVar[bool] = False
     #: the method's own parameters (gp.search.parameters): CLI options, config.json, the Python API
     parameters: ClassVar[tuple[Parameter, ...]] = ()
+    #: the ``--ensemble`` a run of the method makes unless told otherwise (DivBO ends with selection)
+    default_ensemble: ClassVar[str | None] = None
+    #: whether the loop keeps every search evaluation's validation scores for the method
+    #: (``loop.predictions``, :mod:`evaluation.predictions`): ensemble-aware methods learn from them
+    uses_predictions: ClassVar[bool] = False
 
     def __init__(self, config: RunConfig, policy: SamplingPolicy | None = None):
         self.config = config
@@ -76,6 +81,10 @@ class SearchMethod(ABC):
         """This run's values of :attr:`parameters` (declared defaults filled in)."""
         return resolve_params(self.parameters, self.config.method_params)
 
+    def use_predictions(self, store) -> None:
+        """The loop's :class:`~evaluation.predictions.PredictionStore` (``uses_predictions`` methods only;
+        at start and after a resume)."""
+
     def attach(self, grammar: Grammar, meta: DatasetMeta) -> "SearchMethod":
         """Connect to the run's grammar (at start, and again after a checkpoint is loaded)."""
         self.variation = Variation(grammar, meta, self.config.max_depth, self.policy)
@@ -92,6 +101,15 @@ class SearchMethod(ABC):
     @abstractmethod
     def archive(self) -> list[Individual]:
         """Candidates for the final choice (re-evaluated on a fresh split by the loop)."""
+
+    def ensemble(self) -> list[tuple[Individual, float]] | None:
+        """The method's own ensemble — (member, weight) pairs, combined by majority vote — that the run
+        returns unless ``--ensemble`` asks for post-hoc selection (ensemble optimisation); None: none."""
+        return None
+
+    def ensemble_measures(self) -> dict | None:
+        """The validation measures of :meth:`ensemble` on the search's data view, when known."""
+        return None
 
     @property
     def keeps_final_order(self) -> bool:
@@ -157,6 +175,14 @@ class SteadyStateMethod(SearchMethod):
     def new_view(self) -> None:
         """The data changed: fitness values told from now on are on the new view."""
 
+    def ask(self, rng: np.random.Generator) -> list[Individual]:
+        """A generation (the generational mode): ``generation_size`` candidates asked one at a time."""
+        return [self.ask_one(rng) for _ in range(self.generation_size)]
+
+    def tell(self, evaluated: list[Individual]) -> None:
+        for ind in evaluated:
+            self.tell_one(ind)
+
 
 class BatchedMethod(SteadyStateMethod):
     """A steady-state method whose candidates come in batches that are told whole: :meth:`ask`
@@ -167,6 +193,14 @@ class BatchedMethod(SteadyStateMethod):
         super().__init__(config, policy)
         self.queue: list[Individual] = []
         self.current: list[Individual] = []
+
+    @abstractmethod
+    def ask(self, rng: np.random.Generator) -> list[Individual]:
+        """The next batch, made whole (handed out one candidate at a time by :meth:`ask_one`)."""
+
+    @abstractmethod
+    def tell(self, evaluated: list[Individual]) -> None:
+        """A whole batch, once ``generation_size`` candidates are back."""
 
     def ask_one(self, rng):
         if not self.queue:
@@ -187,7 +221,7 @@ def supports_async(method: str) -> bool:
 
 def known_methods() -> tuple[str, ...]:
     """The built-in methods and every method registered since."""
-    from . import beam, bo, ga, ggp, pbil, sampling, spggp, tpe  # noqa: F401 - register the built-in methods
+    from . import beam, bo, divbo, eo, ga, ggp, pbil, sampling, spggp, tpe  # noqa: F401 - register the built-in methods
 
     return tuple(METHODS)
 

@@ -273,7 +273,7 @@ class PBIL(BatchedMethod):
         n = max(1, round(self.params["selection"] * len(evaluated)))
         self.policy.learn([i.tree for i in worked[:n]])
         if worked:
-            self.generation_bests = by_rank(self.generation_bests + worked[:1])[: self.config.final_candidates]
+            self.generation_bests = by_rank(self.generation_bests + worked[:1])[: self.config.archive_size]
 
     def new_view(self):
         """Fitness values on the new view are not comparable with the open generation's: learn from

@@ -83,7 +83,7 @@ class RichProgress(SearchObserver):
 
     def on_phase(self, phase, detail=""):
         self.phase, self.detail = phase, detail
-        if self.live is None and phase in ("final", "refit"):
+        if self.live is None and phase in ("final", "refit", "ensemble"):
             self.console.print(f"{phase}: {detail}", highlight=False, markup=False)
         self._update()
 

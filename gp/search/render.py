@@ -16,8 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from .health import as_dict
-from .report import (_MAIN_SETTINGS, TOP_N, PathLike, Text, _fmt, _plain, _truncate, measure_columns,
-                     summarise)
+from .report import _MAIN_SETTINGS, TOP_N, PathLike, Text, _fmt, _plain, _truncate, measure_columns, summarise
 
 #: rows of a method's report shown by ``inspect`` (the whole table is in final.json)
 METHOD_ROWS = 30
@@ -192,6 +191,39 @@ def _method_table(report: dict) -> Table:
     return table
 
 
+def _ensemble_tables(s: dict) -> list:
+    """The returned ensemble: its members, and its measures beside the single best's."""
+    e = s["ensemble"]
+    if not e.get("returned"):
+        return [Text(f"Ensemble ({e.get('kind', '?')}) not built: {e.get('reason', 'no reason recorded')}; the single "
+                     "best is the model.")]
+    members = Table(title=f"Ensemble ({e.get('kind')}, size {e.get('size')}: {len(e.get('members', []))} members of "
+                          f"{e.get('pool')} re-evaluated; {_fmt(e.get('seconds'), 1)} s) — the returned model",
+                    title_justify="left", title_style="bold")
+    for col in ("weight", "picks", "valid fitness"):
+        members.add_column(col, justify="right")
+    members.add_column("phenotype", overflow="fold", ratio=1)
+    for m in e.get("members", []):
+        m = as_dict(m)
+        members.add_row(_fmt(m.get("weight"), 3), str(m.get("picks", "")), _fmt(m.get("valid_fitness")),
+                        _plain(_truncate(str(m.get("phenotype", "")))))
+    for d in e.get("dropped", []):
+        d = as_dict(d)
+        members.add_row("—", "", "", _plain(f"left out ({d.get('reason')}): {_truncate(str(d.get('phenotype')))}"))
+    single_test = as_dict(as_dict(s.get("test")).get("measures"))
+    ens_valid, ens_test = as_dict(e.get("valid_measures")), as_dict(e.get("test"))
+    compare = Table(title="Ensemble vs single best", title_justify="left", title_style="bold")
+    compare.add_column("measure")
+    for col in ("single best (validation)", "ensemble (validation)", "single best (test)", "ensemble (test)"):
+        compare.add_column(col, justify="right")
+    fitness = s["config"].get("fitness") or "fitness"
+    keys = [fitness] + [k for k in measure_columns(s["task"]).values() if k != fitness]
+    for key in keys:
+        compare.add_row(key, _fmt(s["winner_measures"].get(key)), _fmt(ens_valid.get(key)),
+                        _fmt(single_test.get(key)), _fmt(ens_test.get(key)))
+    return [members, compare]
+
+
 def render_inspect(run_dir: PathLike, console: Console) -> None:
     """Print the report of a run directory on a ``rich.console.Console``.
 
@@ -213,6 +245,7 @@ def render_inspect(run_dir: PathLike, console: Console) -> None:
         _species_table(s) if s["species"] else None,
         _kv_table("Test set", _test_rows(s["test"])) if s["test"] else None,
         _method_table(s["method_report"]) if s["method_report"] else None,
+        *(_ensemble_tables(s) if s["ensemble"] else ()),
         _kv_table("Files", list(s["files"].items()) or [("none", "")]),
     ]
     for section in sections:

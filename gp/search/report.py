@@ -236,9 +236,11 @@ def summarise(run_dir: PathLike) -> dict:
     distinct search-phase phenotypes, best first), ``failures`` ([{status, reason, count}],
     up to 10), ``counts`` (evaluations, failed, cached, generations, elapsed_seconds,
     evaluations_per_minute), ``limits`` (hard_cap, adaptive, timeouts, skipped, capped, saved_seconds,
-    adaptive_limits), ``work`` (final.json's worker utilisation block or None), ``species`` ({id: {evaluations, failures, best_fitness,
-    mean_fitness, best_phenotype}}, empty for unspeciated runs), ``test`` (final.json's
-    test block or None) and ``files`` (relative name → path, existing files only).
+    adaptive_limits), ``work`` (final.json's worker utilisation block or None), ``species`` ({id:
+    {evaluations, failures, best_fitness, mean_fitness, best_phenotype}}, empty for unspeciated runs),
+    ``test`` (final.json's test block or None), ``ensemble`` (final.json's ensemble block or None),
+    ``winner_measures`` (the single best's validation measures) and ``files`` (relative name → path,
+    existing files only).
     Raises :class:`ReportError` when ``run_dir`` is not a run directory; damaged files are not
     errors: the summary holds whatever is readable, and ``problems`` says what is not.
     """
@@ -271,6 +273,8 @@ def summarise(run_dir: PathLike) -> dict:
         "test": as_dict(as_dict(final).get("test")) or None,
         "task": as_dict(config.get("data")).get("task") or "multilabel",
         "method_report": _method_report(final),
+        "ensemble": as_dict(as_dict(final).get("ensemble")) or None,
+        "winner_measures": as_dict(as_dict(as_dict(final).get("winner")).get("valid_measures")),
         "files": {name: str(run / name) for name in [*RUN_FILES, *_method_files(run)] if (run / name).is_file()},
     }
 

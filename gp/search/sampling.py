@@ -35,7 +35,7 @@ class RandomSearch(BatchedMethod):
         self.policy.update([i.tree for i in evaluated], [i.score for i in evaluated])
         self.batch_bests.append(best_of(evaluated))
         # keep only what the final choice can use
-        self.batch_bests = by_rank(self.batch_bests)[: self.config.final_candidates]
+        self.batch_bests = by_rank(self.batch_bests)[: self.config.archive_size]
 
     def new_view(self):
         """Nothing to do: random search compares nothing while it searches."""

@@ -39,7 +39,7 @@ class SpeciatedGGP(SteadyStateMethod):
         self.convergence = {s: Convergence(config.restart_patience, config.restart_min_generations)
                             for s in self.species}
         self.restart_archive: list[Individual] = []
-        self.hall = tools.HallOfFame(config.final_candidates)
+        self.hall = tools.HallOfFame(config.archive_size)
         self.steady = {s: SteadyPopulation(config.species_size) for s in self.species}
         self._restart_due = set(self.species)  # the first asynchronous asks start the species
         self._asks = 0

@@ -213,13 +213,18 @@ class TimeKeeper:
     def refit_reserve(self, wall_time: float) -> float:
         return max(REFIT_FACTOR * wall_time, MIN_FINAL_SECONDS)
 
-    def final_plan(self, walls: list[float | None], now: float) -> tuple[list[int], float]:
+    def final_plan(self, walls: list[float | None], now: float, refits: int = 1) -> tuple[list[int], float]:
         """Which candidates (given best first, with their measured times) to re-evaluate, and the
         deadline (budget seconds) of the re-evaluation: list scheduling on the workers in order
         of search fitness, a candidate kept only if it is planned to end before the refit's
         reserve. When the first does not fit, none is chosen: re-evaluating only the runners-up
-        could crown one of them over the search's best without a fair comparison."""
-        end = max(self.budget - self.refit_reserve((walls[0] if walls else None) or 0.0), now)
+        could crown one of them over the search's best without a fair comparison.
+
+        ``refits``: how many candidates the end refits — the winner, or an ensemble's members,
+        refit side by side on the workers; the reserve is for the first ``refits`` of them."""
+        first = [w or 0.0 for w in walls[: max(refits, 1)]]
+        refit_wall = max(first[0] if first else 0.0, sum(first) / max(self.workers, 1))
+        end = max(self.budget - self.refit_reserve(refit_wall), now)
         free = [now] * max(self.workers, 1)
         chosen: list[int] = []
         for i, wall in enumerate(walls):

@@ -277,9 +277,6 @@ class TPE(SteadyStateMethod):
         self.counts["asked"] += 1
         return Individual(tree)
 
-    def ask(self, rng):
-        return [self.ask_one(rng) for _ in range(self.generation_size)]
-
     # -- tell -------------------------------------------------------------------------------------
     def tell_one(self, evaluated):
         from optuna.trial import TrialState
@@ -298,7 +295,7 @@ class TPE(SteadyStateMethod):
                 self._add(evaluated, value, state)
         self.counts["pruned" if pruned else "told"] += 1
         if not pruned and evaluated.score > 0 and evaluated.phenotype not in {b.phenotype for b in self.bests}:
-            self.bests = by_rank(self.bests + [evaluated])[: self.config.final_candidates]
+            self.bests = by_rank(self.bests + [evaluated])[: self.config.archive_size]
 
     def _add(self, evaluated: Individual, value, state) -> None:
         """A candidate without a pending trial: its decisions re-derived from its tree, added as a finished trial."""
@@ -313,10 +310,6 @@ class TPE(SteadyStateMethod):
             self.counts["added"] += 1
         except (_Unfollowable, ValueError):  # a tree from another grammar or limits: booked by the loop, not learnt
             self.counts["lost"] += 1
-
-    def tell(self, evaluated):
-        for ind in evaluated:
-            self.tell_one(ind)
 
     def new_view(self):
         """TPE keeps its history: a new split's fitness values are noisy observations of the same function."""
