@@ -40,6 +40,9 @@ POOL = 50
 REFIT_MEMBERS = 10
 #: the largest ensemble size
 MAX_SIZE = 1000
+#: seconds a member's refit leaves at the end of the budget: the ensemble still predicts the test set
+#: and is written to the run directory
+END_MARGIN = 2.0
 
 
 def parse_ensemble(spec: str) -> tuple[str, int]:
@@ -169,7 +172,7 @@ def _refit(loop: "SearchLoop", todo: list, models: dict) -> list[dict]:
 
     def one(pair):
         cand, wall = pair
-        timeout = loop.keeper.refit_timeout(cfg.budget_seconds - loop.now(), wall)
+        timeout = loop.keeper.refit_timeout(cfg.budget_seconds - loop.now() - END_MARGIN, wall)
         if timeout is None:
             return cand, None, "no time was left in the budget to refit it"
         fit = fit_final(cand.tree, loop.grammar, loop.train.X, loop.train.Y, loop.train.categorical_features,

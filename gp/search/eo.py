@@ -128,6 +128,11 @@ class EO(PredictionSearch):
         return [(Individual(self.flat.decode(self.values_of(ph), self.config.max_depth), fitness=self.fitness_of(ph)),
                  1.0) for ph in members]
 
+    def ensemble_refits(self) -> int:
+        from .ensemble import REFIT_MEMBERS
+
+        return min(len(self.slots), REFIT_MEMBERS)
+
     def ensemble_measures(self) -> dict | None:
         members, objective = self.members(), self.objective()
         if not members or objective is None:

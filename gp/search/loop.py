@@ -119,8 +119,9 @@ class SearchState:
     def initial(cls, method: SearchMethod, config: RunConfig, workers: int) -> "SearchState":
         rng = np.random.default_rng(config.seed)
         final_rng = rng.spawn(1)[0]  # its own stream: the final split does not depend on where the search stopped
+        refits = method.ensemble_refits() if config.ensemble_spec is None else ensemble_refits(config.ensemble_spec)
         keeper = TimeKeeper(config.budget_seconds, config.search_fraction, config.eval_timeout,
-                            config.adaptive_timeout, workers)
+                            config.adaptive_timeout, workers, refits)
         return cls(rng=rng, final_rng=final_rng, method=method, keeper=keeper, split_seed=draw_seed(rng))
 
 
@@ -255,7 +256,7 @@ class SearchLoop:
         if r.ok and phase == "search":
             st.useful_seconds += r.wall_time
             if level == 0:
-                self.keeper.observe_full(r.fitness, r.wall_time, self.engine.workers)
+                self.keeper.observe_full(r.fitness, r.wall_time, self.keeper.kept)
                 self._remember_wall(r)
         stats["evaluated"] += 1
         st.counts["evaluations"] += 1
@@ -418,8 +419,7 @@ class SearchLoop:
         cands = self.candidates()
         walls = [self.state.walls.get(c.phenotype, (None, None))[1] for c in cands]
         worth = [i for i, c in enumerate(cands) if self.worked(c)]  # a failure would only fail again
-        refits = 1 if self.config.ensemble_spec is None else ensemble_refits(self.config.ensemble_spec)
-        chosen, end = self.keeper.final_plan([walls[i] for i in worth], self.now(), refits)
+        chosen, end = self.keeper.final_plan([walls[i] for i in worth], self.now())
         chosen = [worth[j] for j in chosen]
         planned = [cands[i] for i in chosen]
         self.observer.on_phase("final", f"re-evaluating {len(planned)} of {len(cands)} candidates on a fresh split")

@@ -107,6 +107,10 @@ class SearchMethod(ABC):
         returns unless ``--ensemble`` asks for post-hoc selection (ensemble optimisation); None: none."""
         return None
 
+    def ensemble_refits(self) -> int:
+        """How many members of :meth:`ensemble` the end will refit (the time-keeper reserves time for them)."""
+        return 1
+
     def ensemble_measures(self) -> dict | None:
         """The validation measures of :meth:`ensemble` on the search's data view, when known."""
         return None

@@ -97,8 +97,10 @@ class TimeKeeper:
     """Budget rules of one run; its counters are part of the checkpoint."""
 
     def __init__(self, budget: float, search_fraction: float = 0.85, eval_timeout: float | None = None,
-                 adaptive: bool = True, workers: int = 1):
+                 adaptive: bool = True, workers: int = 1, refits: int = 1):
         self.budget = float(budget)
+        #: candidates the end re-evaluates and refits at least: the winner, or an ensemble's members
+        self.refits = int(refits)
         self.search_fraction = float(search_fraction)
         self.hard_cap = float(eval_timeout) if eval_timeout else max(EVAL_TIMEOUT_SHARE * self.budget,
                                                                      FLOOR_SECONDS)
@@ -202,8 +204,22 @@ class TimeKeeper:
         """Seconds the final stage needs for the best candidates found so far."""
         if not self.best:
             return 0.0
-        reevaluate = REEVAL_MARGIN * max(w for _, w in self.best[: max(self.workers, 1)])
-        return reevaluate + REFIT_FACTOR * self.best[0][1]
+        walls = [w for _, w in self.best]
+        workers = max(self.workers, 1)
+        # one round of re-evaluations on the workers — or, for an ensemble, its members' share of them
+        reevaluate = REEVAL_MARGIN * max(max(walls[:workers]), sum(walls[: self.kept]) / workers)
+        return reevaluate + REFIT_FACTOR * self.refit_wall(walls)
+
+    @property
+    def kept(self) -> int:
+        """How many of the best full-fidelity candidates' times the final stage is planned from."""
+        return max(self.workers, getattr(self, "refits", 1), 1)
+
+    def refit_wall(self, walls: list[float | None]) -> float:
+        """The planned time of the end's refits (side by side on the workers), from the measured times of
+        the candidates best first: the winner's, or the first ``refits`` candidates' share of the workers."""
+        first = [w or 0.0 for w in walls[: max(getattr(self, "refits", 1), 1)]]
+        return max(first[0] if first else 0.0, sum(first) / max(self.workers, 1))
 
     def search_end(self) -> float:
         """Budget seconds at which the search stops."""
@@ -213,18 +229,14 @@ class TimeKeeper:
     def refit_reserve(self, wall_time: float) -> float:
         return max(REFIT_FACTOR * wall_time, MIN_FINAL_SECONDS)
 
-    def final_plan(self, walls: list[float | None], now: float, refits: int = 1) -> tuple[list[int], float]:
+    def final_plan(self, walls: list[float | None], now: float) -> tuple[list[int], float]:
         """Which candidates (given best first, with their measured times) to re-evaluate, and the
         deadline (budget seconds) of the re-evaluation: list scheduling on the workers in order
         of search fitness, a candidate kept only if it is planned to end before the refit's
         reserve. When the first does not fit, none is chosen: re-evaluating only the runners-up
-        could crown one of them over the search's best without a fair comparison.
-
-        ``refits``: how many candidates the end refits — the winner, or an ensemble's members,
-        refit side by side on the workers; the reserve is for the first ``refits`` of them."""
-        first = [w or 0.0 for w in walls[: max(refits, 1)]]
-        refit_wall = max(first[0] if first else 0.0, sum(first) / max(self.workers, 1))
-        end = max(self.budget - self.refit_reserve(refit_wall), now)
+        could crown one of them over the search's best without a fair comparison. The refits'
+        reserve is for the winner, or an ensemble's first ``refits`` members (:meth:`refit_wall`)."""
+        end = max(self.budget - self.refit_reserve(self.refit_wall(walls)), now)
         free = [now] * max(self.workers, 1)
         chosen: list[int] = []
         for i, wall in enumerate(walls):
