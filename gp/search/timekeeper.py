@@ -53,6 +53,10 @@ that was not re-evaluated beats no model. The refit (:meth:`TimeKeeper.refit_tim
 the time left, and is not started when that is less than the candidate's measured time (it
 fits more rows than it was measured on, so it could not end) or than :data:`MIN_REFIT_SECONDS`;
 the run then says that no model could be refit within the budget.
+**Ensembles** (``refits`` > 1: ``--ensemble``, DivBO, EO's slots): the final stage is planned for
+the members too — the best ``refits`` candidates' share of the workers for their re-evaluation
+and for their refits, side by side (:meth:`TimeKeeper.refit_wall`) — so the search ends earlier
+by what the ensemble will cost, and the re-evaluated pool is large enough to select from.
 """
 from __future__ import annotations
 
