@@ -37,11 +37,10 @@ from scipy.stats import rankdata
 from evaluation.ensemble_losses import diversity
 from evaluation.selection import caruana
 
+from .bo import FAILED_COST
 from .method import register_method
 from .parameters import Parameter
 from .prediction_search import CHALLENGERS, POPULATION, SURROGATE, PredictionSearch
-
-FAILED_COST = 1.0
 
 
 @register_method

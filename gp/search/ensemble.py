@@ -115,12 +115,7 @@ def build_ensemble(loop: "SearchLoop", pairs: list, winner, winner_fit) -> tuple
         "trace": [round(v, 6) for v in selection.trace],
         "thresholds": None if thresholds is None else [round(float(t), 6) for t in thresholds],
     })
-    test = loop.test
-    if test is not None:
-        task = loop.train.task
-        predictions, test_scores = task.outputs(model, test.X)
-        report["test"] = task.measures(test.Y, predictions, test_scores)
-    return model, _timed(report, t0)
+    return model, _timed(_tested(loop, model, report), t0)
 
 
 def build_method_ensemble(loop: "SearchLoop", winner, winner_fit) -> tuple[object | None, dict]:
@@ -157,11 +152,7 @@ def build_method_ensemble(loop: "SearchLoop", winner, winner_fit) -> tuple[objec
         "valid_measures": measures or {},
         "single_best": {"phenotype": winner.phenotype, "valid_fitness": winner.score},
     })
-    if loop.test is not None:
-        task = loop.train.task
-        predictions, test_scores = task.outputs(model, loop.test.X)
-        report["test"] = task.measures(loop.test.Y, predictions, test_scores)
-    return model, _timed(report, t0)
+    return model, _timed(_tested(loop, model, report), t0)
 
 
 def _refit(loop: "SearchLoop", todo: list, models: dict) -> list[dict]:
@@ -189,6 +180,15 @@ def _refit(loop: "SearchLoop", todo: list, models: dict) -> list[dict]:
             else:
                 dropped.append({"phenotype": cand.phenotype, "reason": reason})
     return dropped
+
+
+def _tested(loop: "SearchLoop", model, report: dict) -> dict:
+    """The report with the ensemble's test measures, when the run has a test set."""
+    if loop.test is not None:
+        task = loop.train.task
+        predictions, scores = task.outputs(model, loop.test.X)
+        report["test"] = task.measures(loop.test.Y, predictions, scores)
+    return report
 
 
 def _timed(report: dict, t0: float) -> dict:

@@ -59,16 +59,23 @@ class EO(PredictionSearch):
     def _others(self, j: int) -> list[str]:
         return [ph for k, ph in enumerate(self.slots) if ph is not None and k != j]
 
-    def _loss(self, members: list[str], loss: str) -> float:
+    def _loss(self, members: list[str], loss: str, added: str | None = None) -> float:
+        """The vote's loss of ``members`` (one stacked array, or a list of phenotypes), plus ``added``."""
         objective = self.objective()
-        votes = np.stack([self.votes(ph) for ph in members])
+        votes = members if isinstance(members, np.ndarray) else self._stack(members)
+        if added is not None:
+            votes = np.vstack([votes, self.votes(added)[None, :]])
         n_classes = 2 if objective.multilabel else objective.task.n_targets
-        y = np.asarray(objective.Y).ravel()
-        return ensemble_loss(votes, y, n_classes, loss)
+        return ensemble_loss(votes, np.asarray(objective.Y).ravel(), n_classes, loss)
+
+    def _stack(self, members: list[str]) -> np.ndarray:
+        n = np.asarray(self.objective().Y).size
+        return np.stack([self.votes(ph) for ph in members]) if members else np.zeros((0, n), dtype=np.int64)
 
     def labels(self, j: int) -> tuple[list[dict], np.ndarray]:
         """Every observation's label with slot ``j`` emptied: the ensemble loss with it added (failed: 1)."""
         others = self._others(j)
+        stacked = self._stack(others)  # once: each label only adds a row
         pool = set(self.pool())
         values, labels, seen = [], [], set()
         for v, ph, fit in self.observations:
@@ -76,7 +83,7 @@ class EO(PredictionSearch):
                 continue
             seen.add(ph)
             values.append(v)
-            labels.append(self._loss(others + [ph], self.params["loss"]) if ph in pool else FAILED_LOSS)
+            labels.append(self._loss(stacked, self.params["loss"], ph) if ph in pool else FAILED_LOSS)
         return values, np.asarray(labels)
 
     def propose(self, rng: np.random.Generator) -> dict:
@@ -106,11 +113,12 @@ class EO(PredictionSearch):
         """Slot ``j`` := the pool member (not in the other slots) whose addition gives the lowest 0-1 loss;
         ties by the smooth loss, then by the member's own fitness."""
         others = self._others(j)
+        stacked = self._stack(others)
         best = None
         for ph in self.pool():
             if ph in others:
                 continue
-            key = (self._loss(others + [ph], "l01"), self._loss(others + [ph], self.params["loss"]),
+            key = (self._loss(stacked, "l01", ph), self._loss(stacked, self.params["loss"], ph),
                    -self.fitness_of(ph))
             if best is None or key < best[0]:
                 best = (key, ph)
