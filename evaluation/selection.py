@@ -58,24 +58,31 @@ class EnsembleObjective:
 
     def cut(self, scores: np.ndarray) -> np.ndarray | None:
         """Per-label thresholds re-chosen for these scores (multi-label); None for single-label."""
-        return self.decide(scores)[1]
+        return self._scored(scores)[2]
+
+    def strategy(self, scores: np.ndarray) -> str | None:
+        """The threshold strategy (PCut1 or PCutL) that cuts these scores best (multi-label); None for
+        single-label. What a returned ensemble keeps: the strategy, re-calibrated on its refit members'
+        scores, not the values chosen here — those belong to the members fitted on the learning rows,
+        whose scores differ from the refit members' (measured: issue 12's benchmark)."""
+        return self._scored(scores)[3]
 
     def decide(self, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """``(predictions, thresholds)``: the best cut's predictions (multi-label), the arg-max class."""
-        return self._scored(scores)[1:]
+        return self._scored(scores)[1:3]
 
-    def _scored(self, scores: np.ndarray) -> tuple[float, np.ndarray, np.ndarray | None]:
-        """``(fitness, predictions, thresholds)`` with the best cut."""
+    def _scored(self, scores: np.ndarray) -> tuple[float, np.ndarray, np.ndarray | None, str | None]:
+        """``(fitness, predictions, thresholds, strategy)`` with the best cut."""
         if not self.multilabel:
             predictions = np.argmax(scores, axis=1)
-            return float(self._fitness(self.Y, predictions, scores)), predictions, None
+            return float(self._fitness(self.Y, predictions, scores)), predictions, None, None
         best = None
         for strategy in ENSEMBLE_THRESHOLDS:
             thresholds = calibrate(strategy, scores, self.Y_train)
             predictions = (scores >= thresholds).astype(np.int8)
             value = float(self._fitness(self.Y, predictions, scores))
             if best is None or value > best[0]:
-                best = (value, predictions, thresholds)
+                best = (value, predictions, thresholds, strategy)
         return best
 
     def __call__(self, scores: np.ndarray) -> float:

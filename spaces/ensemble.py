@@ -67,13 +67,16 @@ class EnsembleModel(ClassifierMixin, BaseEstimator):
         return self._fitted(fitted, np.asarray(Y), X)
 
     @classmethod
-    def from_fitted(cls, models: list, weights, thresholds="PCut1", voting: str = "soft") -> "EnsembleModel":
-        """An ensemble of already fitted models (a run's refit members), without refitting them."""
+    def from_fitted(cls, models: list, weights, thresholds="PCut1", voting: str = "soft", X=None,
+                    Y=None) -> "EnsembleModel":
+        """An ensemble of already fitted models (a run's refit members), without refitting them; a
+        threshold strategy is calibrated on the members' scores of ``(X, Y)``, the data they were fit
+        on, as :meth:`fit` does."""
         ensemble = cls([clone(m) for m in models], [float(w) for w in weights],
                        thresholds if isinstance(thresholds, str) else [float(t) for t in np.ravel(thresholds)],
                        voting)
         ensemble.weights_ = ensemble._weights()
-        return ensemble._fitted(list(models), None, None)
+        return ensemble._fitted(list(models), None if Y is None else np.asarray(Y), X)
 
     def _fitted(self, models: list, Y, X) -> "EnsembleModel":
         self.members_ = models

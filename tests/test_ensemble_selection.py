@@ -177,6 +177,21 @@ def test_from_fitted_keeps_the_fitted_members_and_aligns_classes():
     np.testing.assert_allclose(proba[:, 2], 0.5 * all_.predict_proba(X)[:, 2])
 
 
+def test_from_fitted_calibrates_a_threshold_strategy_on_the_members_training_scores():
+    """A returned multi-label ensemble keeps the cut's strategy, calibrated on its refit members' scores
+    of their own training data (as fit does), not values chosen on other members' validation scores."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(60, 4))
+    Y = np.column_stack([X[:, 0] > 0, X[:, 1] > 0.5, X[:, 0] + X[:, 2] > 0]).astype(int)
+    members = [_mlc_member(1).fit(X, Y), _mlc_member(3).fit(X, Y)]
+    made = EnsembleModel.from_fitted(members, [1, 3], "PCutL", X=X, Y=Y)
+    fitted = EnsembleModel([_mlc_member(1), _mlc_member(3)], [1, 3], thresholds="PCutL").fit(X, Y)
+    np.testing.assert_allclose(made.thresholds_, fitted.thresholds_)
+    np.testing.assert_array_equal(made.predict(X), fitted.predict(X))
+    with pytest.raises(ValueError, match="calibrated on training data"):
+        EnsembleModel.from_fitted(members, [1, 3], "PCutL")
+
+
 def test_ensemble_refuses_bad_weights_and_thresholds():
     X, Y = _mlc_data()
     with pytest.raises(ValueError, match="non-negative"):

@@ -103,9 +103,9 @@ def build_ensemble(loop: "SearchLoop", pairs: list, winner, winner_fit) -> tuple
 
     weights = selection.weights[members]
     mean = mean_scores(scores, selection.counts)
-    thresholds = objective.cut(mean)
+    strategy = objective.strategy(mean)  # calibrated on the refit members' training scores, as a single model's
     model = EnsembleModel.from_fitted([models[pool[i][0].phenotype] for i in members], weights,
-                                      "PCut1" if thresholds is None else thresholds)
+                                      strategy or "PCut1", X=loop.train.X, Y=loop.train.Y)
     report.update({
         "returned": True,
         "members": [{"phenotype": pool[i][0].phenotype, "weight": round(float(w), 6), "picks": int(selection.counts[i]),
@@ -113,7 +113,8 @@ def build_ensemble(loop: "SearchLoop", pairs: list, winner, winner_fit) -> tuple
         "valid_fitness": selection.value,
         "valid_measures": objective.measures(mean),
         "trace": [round(v, 6) for v in selection.trace],
-        "thresholds": None if thresholds is None else [round(float(t), 6) for t in thresholds],
+        "thresholds": None if strategy is None else {
+            "strategy": strategy, "values": [round(float(t), 6) for t in model.thresholds_]},
     })
     return model, _timed(_tested(loop, model, report), t0)
 
