@@ -12,6 +12,8 @@
     python cli.py check   --grammar FILE [--data FILE [--target NAME[,NAME…]] | --labels L --features M]
     python cli.py sample  --grammar FILE -n N --seed S [--data FILE [--target …] | --labels L --features M]
     python cli.py species --grammar FILE [--out DIR]
+    python cli.py bench   EXPERIMENT.toml|DIR [--out DIR] [--scheduler tcp://HOST:PORT] [--dry-run] [--quiet]
+    python cli.py report  DIR [--out DIR] [--measure NAME …] [--alpha 0.05] [--blocks dataset|fold]
 
 Exit codes: 0 success; 1 a grammar, dataset, run-directory or other input problem (the
 message says where: ``file:line:col``), a run that found no working model, or an internal
@@ -51,11 +53,18 @@ def _int_at_least(minimum: int, what: str):
 _positive_int = _int_at_least(1, "a whole number")
 _seed = _int_at_least(0, "an integer seed")
 
-def _fold(text: str) -> int:
-    value = _positive_int(text)
-    if value > 5:
-        raise argparse.ArgumentTypeError(f"folds are numbered 1 to 5, got {value}")
-    return value
+def _fold(text: str) -> tuple[int, int]:
+    """``K`` (fold K of 5) or ``K/N`` (fold K of an outer N-fold)."""
+    from gp.search.run import MAX_FOLDS, N_FOLDS
+
+    k, _, n = text.partition("/")
+    folds = _int_at_least(2, "a number of folds")(n) if n else N_FOLDS
+    if folds > MAX_FOLDS:
+        raise argparse.ArgumentTypeError(f"at most {MAX_FOLDS} folds, got {folds}")
+    value = _positive_int(k)
+    if value > folds:
+        raise argparse.ArgumentTypeError(f"folds are numbered 1 to {folds}, got {value}")
+    return value, folds
 
 
 _DURATION_UNITS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
@@ -100,6 +109,16 @@ def _path(text: str) -> str:
     if not text or "\0" in text:
         raise argparse.ArgumentTypeError(f"expected a file or directory name, got {text!r}")
     return text
+
+
+def _alpha(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a significance level is a number, got {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"a significance level lies between 0 and 1, got {text}")
+    return value
 
 
 def _ensemble(text: str) -> str:
@@ -275,12 +294,12 @@ def cmd_species(args) -> int:
 
 _EVOLVE_SETTINGS = ("grammar", "data", "test", "fold", "target", "method", "budget", "eval_timeout", "memory",
                     "seed", "fitness", "cv", "out", "population", "fidelity", "generations", "mode", "screening",
-                    "adaptive_timeout", "thesis", "ensemble")
+                    "adaptive_timeout", "thesis", "ensemble", "trace_test")
 #: evolve option -> RunConfig field, for the options passed on as given (RunConfig holds the defaults)
 _CONFIG_FIELDS = {"method": "method", "budget": "budget_seconds", "eval_timeout": "eval_timeout",
                   "memory": "memory_bytes", "workers": "workers", "scheduler": "scheduler", "seed": "seed",
                   "fitness": "fitness", "cv": "cv", "generations": "max_generations", "fidelity": "fidelity",
-                  "mode": "mode", "ensemble": "ensemble"}
+                  "mode": "mode", "ensemble": "ensemble", "trace_test": "trace_test"}
 
 
 def _run_config(args):
@@ -384,12 +403,13 @@ def cmd_evolve(args) -> int:
         out = args.run_dir = Path(args.resume)
         outcome = resume(out, observers, workers=args.workers, scheduler=args.scheduler)
     else:
-        from gp.search.run import grammar_task
+        from gp.search.run import N_FOLDS, grammar_task
 
         config = _run_config(args)
         grammar = _load(args.grammar or DEFAULT_GRAMMAR)
         _print_warnings(grammar)
-        data = load_run_data(args.data, args.test, args.fold, args.target, grammar_task(grammar))
+        fold, folds = args.fold or (None, N_FOLDS)
+        data = load_run_data(args.data, args.test, fold, args.target, grammar_task(grammar), folds)
         if config.fitness is not None:
             try:
                 data.train.task.check_fitness(config.fitness)
@@ -502,6 +522,46 @@ def cmd_predict(args) -> int:
     return EXIT_OK
 
 
+def cmd_bench(args) -> int:
+    from evaluation.experiments import Grid, load_experiment, prepare
+    from evaluation.experiments.grid import RUNS, default_out, load_directory, state_of
+    from evaluation.experiments.live import GridProgress
+
+    source = Path(args.experiment)
+    if source.is_dir():  # an experiment directory: resume the grid it holds
+        experiment, out = load_directory(source), source
+        if args.out and Path(args.out).resolve() != source.resolve():
+            raise UsageError("--out goes with an experiment file; a directory is resumed where it is")
+    else:
+        experiment = load_experiment(source)
+        out = Path(args.out) if args.out else default_out(experiment)
+    if args.dry_run:
+        for run in experiment.runs:
+            print(f"{run.id}: python cli.py evolve {' '.join(run.args)}")
+        print(f"{len(experiment.runs)} runs of {experiment.budget}, {experiment.parallel} at a time, into {out}")
+        return EXIT_OK
+    out = args.experiment_dir_made = prepare(experiment, out)
+    progress = GridProgress(experiment.budget_seconds, experiment.parallel, live=False if args.quiet else None)
+    Grid(experiment, out, args.scheduler, progress).run()
+    left = [r.id for r in experiment.runs if state_of(out / RUNS / r.directory) != "done"]
+    print(f"experiment directory: {out}")
+    if left:
+        print(f"{len(left)} run(s) did not finish (see {out / 'logs'}); run the same command again to retry them",
+              file=sys.stderr)
+        return EXIT_INPUT
+    print(f"report:               python cli.py report {out}")
+    return EXIT_OK
+
+
+def cmd_report(args) -> int:
+    from evaluation.experiments import make_report
+
+    path = make_report(args.experiment_dir, args.out, tuple(args.measure or ()), args.alpha, args.blocks)
+    print(path.read_text(encoding="utf-8"))
+    print(f"report: {path} (LaTeX: {path.with_suffix('.tex')})")
+    return EXIT_OK
+
+
 def _csv_cell(text: str) -> str:
     return f'"{text}"' if any(c in text for c in ',"\n') else text
 
@@ -524,8 +584,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                    "--target) or openml:NAME (default: the embedded synthetic dataset)")
     held_out = p.add_mutually_exclusive_group()
     held_out.add_argument("--test", metavar="FILE", help="test set, measured once with the final model")
-    held_out.add_argument("--fold", type=_fold, metavar="K",
-                          help="hold out fold K of an iterative-stratified 5-fold split of --data as the test set")
+    held_out.add_argument("--fold", type=_fold, metavar="K[/N]",
+                          help="hold out fold K of a stratified 5-fold split of --data as the test set (K/N: "
+                               "fold K of N, an outer N-fold; iterative stratification for multi-label data)")
     p.add_argument("--method", choices=known_methods(), help="search method (default ggp)")
     p.add_argument("--budget", type=_duration, metavar="TIME", help="whole-run time budget, e.g. 90s, 10m, 1h "
                                                                     "(default 10m)")
@@ -573,6 +634,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="return an ensemble of the evaluated candidates instead of the single best: Caruana's "
                         "greedy selection with replacement (SIZE picks, default 25) on the validation scores of "
                         "the final re-evaluation, members refit on all the training data")
+    p.add_argument("--trace-test", action="store_true", default=None,
+                   help="also score every evaluated candidate on the test set (--test or --fold), recorded as "
+                        "test_fitness for anytime test curves and never shown to the search")
     p.add_argument("--out", type=_path, metavar="DIR", help="run directory (default runs/<date>-<time>-<method>)")
     p.add_argument("--resume", type=_path, metavar="DIR", help="continue an interrupted run from its directory")
     p.add_argument("--quiet", action="store_true", help="no progress display")
@@ -618,6 +682,33 @@ def build_parser() -> argparse.ArgumentParser:
     _add_dataset_args(p)
     p.set_defaults(func=cmd_sample)
 
+    p = sub.add_parser("bench", help="run an experiment grid (methods x grammars x datasets x seeds) from a TOML file",
+                       description="Run every run an experiment file names (each an ordinary evolve run directory "
+                                   "under DIR/runs), PARALLEL at a time, here or on a Dask cluster. Run it again (with "
+                                   "the file or the directory) to resume: finished runs are kept, interrupted ones "
+                                   "resume. Format: benchmarks/README.md.")
+    p.add_argument("experiment", type=_path, metavar="EXPERIMENT", help="experiment file (.toml) or directory")
+    p.add_argument("--out", type=_path, metavar="DIR", help="experiment directory (default runs/<name>)")
+    p.add_argument("--scheduler", type=_scheduler, metavar="ADDR",
+                   help="run whole runs on a Dask cluster (tcp://HOST:PORT); its workers need the project and the "
+                        "data at the same paths")
+    p.add_argument("--dry-run", action="store_true", help="list the runs and their evolve commands, run nothing")
+    p.add_argument("--quiet", action="store_true", help="one line a run instead of the live table")
+    p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("report", help="tables, rank tests, critical-difference diagrams and anytime curves of an "
+                                      "experiment directory")
+    p.add_argument("experiment_dir", type=_path, metavar="DIR")
+    p.add_argument("--out", type=_path, metavar="DIR", help="where report.md, report.tex and figures go "
+                                                            "(default DIR/report)")
+    p.add_argument("--measure", action="append", metavar="NAME",
+                   help="a test measure to report (repeatable; default: fitness, exact_match, hamming_loss, f1_macro, "
+                        "ranking_loss for multi-label data, error_rate and macro_f_measure for single-label)")
+    p.add_argument("--alpha", type=_alpha, default=0.05, help="significance level (default 0.05)")
+    p.add_argument("--blocks", choices=["dataset", "fold"], default="dataset",
+                   help="rank per dataset (mean over folds and seeds; the thesis's way, default) or per run")
+    p.set_defaults(func=cmd_report)
+
     p = sub.add_parser("species", help="write the 8 species grammars of an annotated grammar")
     p.add_argument("--grammar", required=True, metavar="FILE")
     p.add_argument("--out", metavar="DIR", help="output folder (default: species/ beside the grammar)")
@@ -636,6 +727,9 @@ def main(argv: list[str] | None = None) -> int:
         run_dir = getattr(seen.get("args"), "run_dir", None)
         hint = f"; continue with: python cli.py evolve --resume {run_dir}" \
             if run_dir and (Path(run_dir) / "config.json").is_file() else ""
+        experiment_dir = getattr(seen.get("args"), "experiment_dir_made", None)
+        if experiment_dir:
+            hint = f"; continue with: python cli.py bench {experiment_dir}"
         print(f"interrupted{hint}", file=sys.stderr)
         return 130
     except BrokenPipeError:  # output piped into `head` and closed early: not an error
@@ -685,6 +779,7 @@ def _main(argv: list[str] | None, seen: dict) -> int:
     except SystemExit as exc:  # argparse's usage errors (2) and --help (0), as a return value
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     from evaluation.engine import EngineError
+    from evaluation.experiments.spec import ExperimentError
     from gp.errors import DataError, GrammarError
     from gp.search.lock import DirectoryInUse
     from gp.search.report import ReportError
@@ -693,7 +788,8 @@ def _main(argv: list[str] | None, seen: dict) -> int:
 
     try:
         return args.func(args)
-    except (RunError, RunDirectoryError, DirectoryInUse, ReportError, EngineError, DataError) as exc:
+    except (RunError, RunDirectoryError, DirectoryInUse, ReportError, EngineError, DataError,
+            ExperimentError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INPUT
     except GrammarError as exc:

@@ -50,6 +50,10 @@ class Split:
     #: return the candidate's scores on the scored rows (:attr:`EvaluationResult.scores`): the
     #: validation predictions ensembles are built from (:mod:`evaluation.predictions`)
     keep_scores: bool = False
+    #: a test set (same columns) each fitted model is also scored on, for anytime test curves
+    #: (``RunConfig.trace_test``); its score never reaches the search (:attr:`EvaluationResult.test_fitness`)
+    X_test: np.ndarray | None = None
+    Y_test: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.task is None:
@@ -88,6 +92,8 @@ class EvaluationResult:
     limit: float = 0.0               # the time limit it ran under (s); 0.0 when not recorded
     #: scores on the split's scored rows (float32; ``Split.keep_scores`` only; never logged or cached)
     scores: np.ndarray | None = field(default=None, repr=False, compare=False)
+    #: the fitness of the fitted model(s) on ``Split.X_test`` (mean over folds); None when not traced
+    test_fitness: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -102,7 +108,7 @@ class EvaluationResult:
 def _fit_and_score(tree: Node, grammar: Grammar, split: Split, fitness: str, random_state: int) -> dict:
     task = split.task
     fit_time = predict_time = 0.0
-    per_part, kept = [], []
+    per_part, kept, tested = [], [], []
     template = compile_tree(tree, grammar, random_state=random_state,
                             categorical_features=list(split.categorical_features) or None, task=task)
     for X_fit, Y_fit, X_score, Y_score in split.parts():
@@ -119,13 +125,22 @@ def _fit_and_score(tree: Node, grammar: Grammar, split: Split, fitness: str, ran
         per_part.append(task.measures(Y_score, predictions, scores))
         if split.keep_scores:
             kept.append(np.asarray(scores, dtype=np.float32))
+        if split.X_test is not None:
+            tested.append(_test_fitness(model, task, split, fitness))
     measures = {k: float(np.mean([m[k] for m in per_part])) for k in per_part[0] if all(k in m for m in per_part)}
     value = measures.get(fitness)
     if value is None or not np.isfinite(value):
         return {"status": INVALID, "reason": f"fitness {fitness!r} is {value}", "fit_time": fit_time,
                 "predict_time": predict_time}
     return {"status": OK, "measures": measures, "fitness": float(value), "fit_time": fit_time,
-            "predict_time": predict_time, "scores": _scored_rows(split, kept) if split.keep_scores else None}
+            "predict_time": predict_time, "scores": _scored_rows(split, kept) if split.keep_scores else None,
+            "test_fitness": float(np.mean(tested)) if tested and np.all(np.isfinite(tested)) else None}
+
+
+def _test_fitness(model, task: Task, split: Split, fitness: str) -> float:
+    """The fitted model's fitness on the split's test set (not timed: tracing is not the candidate's cost)."""
+    predictions, scores = task.outputs(model, split.X_test)
+    return float(task.measures(split.Y_test, predictions, scores).get(fitness, np.nan))
 
 
 def _scored_rows(split: Split, kept: list[np.ndarray]) -> np.ndarray:
@@ -155,7 +170,7 @@ def evaluate_candidate(tree: Node, grammar: Grammar, split: Split, limits: Limit
         return EvaluationResult(phenotype, r["status"], 0.0, fit_time=r["fit_time"], predict_time=r["predict_time"],
                                 wall_time=outcome.wall_time, reason=r["reason"])
     return EvaluationResult(phenotype, OK, r["fitness"], r["measures"], r["fit_time"], r["predict_time"],
-                            outcome.wall_time, scores=r.get("scores"))
+                            outcome.wall_time, scores=r.get("scores"), test_fitness=r.get("test_fitness"))
 
 
 def evaluate_all(trees: list[Node], grammar: Grammar, split: Split, limits: Limits = Limits(),

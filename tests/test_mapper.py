@@ -124,8 +124,10 @@ def test_joblib_round_trip_predicts_the_same(flags, grammars, tmp_path):
         assert np.allclose(again.predict_proba(X[150:]), model.predict_proba(X[150:]))
 
 
-def test_200_random_large_derivations_evaluate(flags, grammars):
-    """Random Large configurations on flags: at least 95 % run without an error.
+@pytest.mark.parametrize("count", [pytest.param(200, marks=pytest.mark.slow), 50])
+def test_random_large_derivations_evaluate(flags, grammars, count):
+    """Random Large configurations on flags: at least 95 % run without an error (200 of them in the
+    slow suite, ``pytest -m slow``; 50 in the fast one).
 
     With the short test time limit (10 s instead of 180 s) some expensive configurations
     time out; a timeout is the budget speaking, not an invalid configuration, so the
@@ -136,15 +138,15 @@ def test_200_random_large_derivations_evaluate(flags, grammars):
     order = rng.permutation(len(X))
     learn, valid = order[:155], order[155:]
     split = Split(X[learn], Y[learn], X[valid], Y[valid], cat)
-    trees = _random_trees(grammars["large"], 200, 11)
+    trees = _random_trees(grammars["large"], count, 11 if count == 200 else 12)
     results = evaluate_all(trees, grammars["large"], split, Limits(timeout=10.0), workers=2)
     statuses = collections.Counter(r.status for r in results)
     failures = collections.Counter(f"{r.status}: {r.reason.split(' (at ')[0][:120]}" for r in results if not r.ok)
-    print(f"\nstatuses of 200 random Large configurations on flags: {dict(statuses)}")
-    for reason, count in failures.most_common():
-        print(f"  {count:3d}  {reason}")
+    print(f"\nstatuses of {count} random Large configurations on flags: {dict(statuses)}")
+    for reason, count_ in failures.most_common():
+        print(f"  {count_:3d}  {reason}")
     broken = sum(statuses[s] for s in ("error", "crashed", "invalid"))
-    assert broken <= 10, failures
-    assert statuses["ok"] >= 100, statuses  # most configurations finish well within 10 s
+    assert broken <= count // 20, failures
+    assert statuses["ok"] >= count // 2, statuses  # most configurations finish well within 10 s
     assert all(0.0 <= r.fitness <= 1.0 for r in results)
     assert all(r.fitness == 0.0 for r in results if not r.ok)

@@ -118,6 +118,10 @@ class RunConfig:
     ensemble: str | None = None
     #: the bound on kept validation predictions (evaluation.predictions), bytes
     prediction_bytes: int = 256 * 2 ** 20
+    #: also score every full-data search evaluation on the run's test set (``test_fitness`` in
+    #: evaluations.jsonl, never shown to the search): what the anytime test curves of experiments
+    #: (``cli.py bench``/``report``) are drawn from; a run without a test set ignores it
+    trace_test: bool = False
     #: stop after this many generations (None: only the budget stops the run)
     max_generations: int | None = None
     #: the method's own parameters (declared by the method: gp.search.parameters); missing ones take

@@ -117,3 +117,22 @@ class RunLock:
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+def in_use(directory: str | Path) -> bool:
+    """Whether a process holds ``directory``'s lock now: a look, not a claim (the experiment grid waits
+    for a run that outlived an earlier grid before it touches the directory)."""
+    path = Path(directory) / LOCK_NAME
+    if os.path.realpath(directory) in _HELD:
+        return True
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing drops the lock this look took
+    return False

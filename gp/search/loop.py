@@ -129,7 +129,8 @@ def result_from_record(record: dict) -> EvaluationResult:
     return EvaluationResult(record["phenotype"], record["status"], float(record["fitness"]),
                             dict(record.get("measures") or {}), float(record.get("fit_time", 0.0)),
                             float(record.get("predict_time", 0.0)), float(record.get("wall_time", 0.0)),
-                            record.get("reason", ""), float(record.get("limit") or 0.0))
+                            record.get("reason", ""), float(record.get("limit") or 0.0),
+                            test_fitness=record.get("test_fitness"))
 
 
 @dataclass
@@ -204,6 +205,9 @@ class SearchLoop:
                                           self.config.cv)
             latest = dict(list(self._views.items())[-1:])
             split = restrict(self.train, fidelity)
+            if self.config.trace_test and self.test is not None:
+                split = dataclasses.replace(split, X_test=self.test.X[:, np.asarray(fidelity.features)],
+                                            Y_test=self.test.Y)
             if self.state.method.uses_predictions:
                 split = self._keeping_scores(fidelity.key, split)
             self._views = {**latest, which: (fidelity.key, split)}
@@ -247,6 +251,8 @@ class SearchLoop:
                   "fitness": r.fitness, "measures": r.measures, "fit_time": round(r.fit_time, 4),
                   "predict_time": round(r.predict_time, 4), "wall_time": round(r.wall_time, 4), "reason": r.reason,
                   **note}
+        if r.test_fitness is not None:
+            record["test_fitness"] = round(r.test_fitness, 6)
         if not restored:
             if self.run_dir is not None:
                 self.run_dir.append_evaluation(record)

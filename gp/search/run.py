@@ -35,7 +35,9 @@ from .rundir import CHECKPOINT, CONFIG, EVALUATIONS, FINAL, RunDirectory, defaul
 
 #: ``--fold k`` uses this split seed, so that every method and seed sees the same folds
 FOLD_SEED = 0
+#: ``--fold k`` alone holds out fold k of this many; ``--fold k/n`` of n (an outer n-fold)
 N_FOLDS = 5
+MAX_FOLDS = 100
 
 
 class RunError(ValueError):
@@ -60,9 +62,11 @@ def default_dataset(task: str = "multilabel") -> Dataset:
 
 
 def load_run_data(data: str | Path | None = None, test: str | Path | None = None,
-                  fold: int | None = None, target: str | None = None, task: str = "multilabel") -> RunData:
-    """The training (and test) data of a run: a file, a train/test pair, fold k of 5, or the default
-    (of ``task``, the grammar's: a single-label grammar gets the single-label default).
+                  fold: int | None = None, target: str | None = None, task: str = "multilabel",
+                  folds: int = N_FOLDS) -> RunData:
+    """The training (and test) data of a run: a file, a train/test pair, fold ``fold`` of ``folds`` (an
+    outer stratified k-fold of the file), or the default (of ``task``, the grammar's: a single-label
+    grammar gets the single-label default).
 
     ``target`` names the class or label attributes (:mod:`evaluation.targets`). Rows whose targets are
     unknown ('?') are left out of both parts (counted in the description: a warning says so)."""
@@ -83,11 +87,14 @@ def load_run_data(data: str | Path | None = None, test: str | Path | None = None
     train, unlabelled = _labelled(train)
     if fold is None:
         return describe_data(train, None, data, None, None, name, target, unlabelled)
-    if not 1 <= fold <= N_FOLDS:
-        raise RunError(f"--fold must be between 1 and {N_FOLDS}, got {fold}")
-    check_fold_rows(train, N_FOLDS)
-    learn, held_out = train.task.kfold(train.Y, N_FOLDS, np.random.default_rng(FOLD_SEED))[fold - 1]
-    return describe_data(train.subset(learn), train.subset(held_out), data, None, fold, name, target, unlabelled)
+    if not 2 <= folds <= MAX_FOLDS:
+        raise RunError(f"an outer k-fold needs 2 to {MAX_FOLDS} folds, got {folds}")
+    if not 1 <= fold <= folds:
+        raise RunError(f"--fold must be between 1 and {folds}, got {fold}")
+    check_fold_rows(train, folds)
+    learn, held_out = train.task.kfold(train.Y, folds, np.random.default_rng(FOLD_SEED))[fold - 1]
+    return describe_data(train.subset(learn), train.subset(held_out), data, None, fold, name, target, unlabelled,
+                         folds)
 
 
 def _labelled(data: Dataset) -> tuple[Dataset, int]:
@@ -97,7 +104,7 @@ def _labelled(data: Dataset) -> tuple[Dataset, int]:
 
 
 def describe_data(train: Dataset, test: Dataset | None, data, test_path, fold, name: str | None = None,
-                  target: str | None = None, unlabelled: int = 0) -> RunData:
+                  target: str | None = None, unlabelled: int = 0, folds: int = N_FOLDS) -> RunData:
     """The run's data, unlabelled rows left out, and their description for ``config.json``."""
     train, more = _labelled(train)
     unlabelled += more
@@ -111,6 +118,7 @@ def describe_data(train: Dataset, test: Dataset | None, data, test_path, fold, n
         "test": None if test_path is None else str(Path(test_path).resolve()),
         "target": target,
         "fold": fold, "fold_seed": FOLD_SEED if fold is not None else None,
+        "folds": folds if fold is not None else None,
         "n_instances": train.n_instances, "n_features": train.n_features, "n_labels": train.n_labels,
         **train.task.describe(),
         "n_test": None if test is None else test.n_instances,
@@ -127,7 +135,8 @@ def _test_source(desc: dict) -> str | None:
     if desc.get("test"):
         return desc["test"]
     if desc.get("fold"):
-        return f"fold {desc['fold']} of {N_FOLDS} (iterative stratification, seed {FOLD_SEED})"
+        return (f"fold {desc['fold']} of {desc.get('folds') or N_FOLDS} (stratified k-fold of the file, "
+                f"seed {FOLD_SEED})")
     return None
 
 
@@ -234,9 +243,11 @@ def _run_record(run: RunDirectory) -> tuple[dict, RunConfig]:
                      if not _text(desc.get(k), optional=True)]
         if not _text(desc.get("target"), optional=True):
             problems.append('"data.target" is not a list of attribute names')
-        fold = desc.get("fold")
-        if fold is not None and (type(fold) is not int or not 1 <= fold <= N_FOLDS):
-            problems.append(f'"data.fold" is not a fold number 1..{N_FOLDS}')
+        fold, folds = desc.get("fold"), desc.get("folds") or N_FOLDS  # no "folds": a run made before --fold K/N
+        if type(folds) is not int or not 2 <= folds <= MAX_FOLDS:
+            problems.append(f'"data.folds" is not a number of folds 2..{MAX_FOLDS}')
+        elif fold is not None and (type(fold) is not int or not 1 <= fold <= folds):
+            problems.append(f'"data.fold" is not a fold number 1..{folds}')
     if problems:
         raise run.damaged(CONFIG, "; ".join(problems))
     return record, config
@@ -249,6 +260,7 @@ def _well_formed(record: dict) -> bool:
     return (type(record.get("n")) is int and record["n"] >= 0
             and all(isinstance(record.get(k), str) for k in ("split", "phenotype", "status"))
             and isinstance(record.get("reason", ""), str) and isinstance(record.get("fitness"), number)
+            and isinstance(record.get("test_fitness", 0.0), number)
             and isinstance(measures, dict) and all(isinstance(v, number) for v in measures.values())
             and all(isinstance(record.get(k) or 0, number) for k in ("time", "fit_time", "predict_time",
                                                                      "wall_time", "limit")))
@@ -293,7 +305,7 @@ def _resume(run: RunDirectory, observers, workers: int | None, scheduler: str | 
     grammar = load_grammar(grammar_path)
     try:
         data = load_run_data(desc.get("path"), desc.get("test"), desc.get("fold"), desc.get("target"),
-                             grammar_task(grammar))
+                             grammar_task(grammar), desc.get("folds") or N_FOLDS)
     except (DataError, OSError) as exc:
         raise RunError(f"cannot reload the run's data: {exc}") from None
     data.description = desc
