@@ -275,3 +275,40 @@ def test_an_outer_fold_holds_out_its_share():
 def test_shipped_experiments_load(name):
     exp = load_experiment(ROOT / "benchmarks" / "experiments" / f"{name}.toml")
     assert exp.runs and len({r.id for r in exp.runs}) == len(exp.runs)
+
+
+def test_progress_lines_and_time_left():
+    import io
+
+    from evaluation.experiments.grid import Outcome
+    from evaluation.experiments.live import GridProgress
+    from evaluation.experiments.spec import Run
+
+    runs = [Run(f"d/f1/s0/m{i}", f"m{i}", "ggp", "small", "d", 1, 0, ()) for i in range(4)]
+    out = io.StringIO()
+    progress = GridProgress(60.0, 2, live=False, stream=out)
+    progress("start", total=5, pending=4)
+    for run in runs[:2]:
+        progress("started", run=run)
+    progress("tick", running=[(runs[1], time.time())])
+    progress("finished", outcome=Outcome(runs[0], "done", 70.0))
+    assert progress.eta_seconds() == pytest.approx((2 * 70 + 70) / 2, abs=1)  # 2 to start, 1 running
+    progress("finished", outcome=Outcome(runs[1], "failed", 3.0, "exit 1: error: bad data"))
+    text = out.getvalue()
+    assert "5 runs in the grid, 1 already finished, 4 to run" in text
+    assert "[1/4] d/f1/s0/m0: done in 70 s" in text
+    assert "[2/4] d/f1/s0/m1: failed in 3 s — exit 1: error: bad data" in text
+
+
+def test_published_numbers_sit_beside_ours_and_holm_adjusts():
+    from evaluation.experiments import report
+
+    records = [{"id": f"{d}/{c}", "config": c, "dataset": d, "fold": 1, "seed": 1, "status": "done",
+                "test": {"fitness": v}} for d, vals in (("A", (0.6, 0.5)), ("B", (0.7, 0.65))) for c, v in
+               zip(("GGP", "RS"), vals)]
+    lines = report._published(records, "fitness", {"source": "thesis T6.17", "fitness": {"GGP": [0.626, 2.25],
+                                                                                         "RS": [0.628, 2.536]}})
+    text = "\n".join(lines)
+    assert "| this grid | 0.650 (1.000) | 0.575 (2.000) |" in text
+    assert "| published | 0.626 (2.250) | 0.628 (2.536) |" in text and "thesis T6.17" in text
+    assert report._holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])

@@ -4,8 +4,9 @@ Why from the directories and not from a results file the grid keeps: the run dir
 record of a run (``final.json``: the returned model's validation and test measures;
 ``evaluations.jsonl``: every evaluation with its time), so the report can never disagree with
 ``inspect``, and a grid that was killed, resumed or partly run elsewhere needs no bookkeeping of
-its own. A run not yet made, or one that failed before it wrote ``final.json``, is a record
-with ``status`` "missing" / "failed" and no numbers.
+its own. A run without ``final.json`` is a record without numbers: "unfinished" (running, or
+interrupted: ``bench`` continues it), "failed" (it ended before it wrote its settings; its log
+says why) or "missing" (not started).
 """
 from __future__ import annotations
 
@@ -38,9 +39,10 @@ def run_record(out: Path, run: dict, manifest: dict) -> dict:
     record = {k: run[k] for k in ("id", "config", "method", "grammar", "dataset", "fold", "seed")}
     record["budget"] = _seconds(manifest["budget"])
     final_path = run_dir / "final.json"
-    if not final_path.exists():
+    if not final_path.exists():  # running or interrupted; failed if it never wrote its settings; or not run yet
         log = out / LOGS / f"{run['directory']}.log"
-        record.update(status="failed" if log.exists() else "missing", error=_last_line(log))
+        status = "unfinished" if (run_dir / "config.json").exists() else "failed" if log.exists() else "missing"
+        record.update(status=status, error=_last_line(log) if status == "failed" else None)
         return record
     final = json.loads(final_path.read_text(encoding="utf-8"))
     evaluations = read_jsonl(run_dir / "evaluations.jsonl") if (run_dir / "evaluations.jsonl").exists() else []

@@ -62,7 +62,9 @@ def anytime_curves(records: Iterable[Mapping[str, Any]], dataset: str, budget: f
     """Per config: (time grid 0..budget, mean over the dataset's runs of their step functions).
 
     Failed runs are left out (as in the tables), and so are configs none of whose runs on
-    ``dataset`` has a curve of this kind. Where no run has a value yet the mean is NaN.
+    ``dataset`` has a curve of this kind. The mean starts where every run of the config has a
+    value (NaN before): averaging only the runs that have started would make a curve of
+    best-so-far values fall when a weaker run's first value arrives.
     """
     key = _curve_key(which)
     if not budget > 0:
@@ -81,9 +83,8 @@ def anytime_curves(records: Iterable[Mapping[str, Any]], dataset: str, budget: f
         have = ~np.isnan(stack)
         count = have.sum(axis=0)
         total = np.where(have, stack, 0.0).sum(axis=0)
-        # Divide only where some run has a value: np.nanmean would warn on the empty columns.
         mean = np.full(len(grid), np.nan)
-        np.divide(total, count, out=mean, where=count > 0)
+        np.divide(total, count, out=mean, where=count == len(rows))
         out[config] = (grid.copy(), mean)
     return out
 

@@ -18,7 +18,7 @@ class GridProgress:
         self.budget, self.parallel = budget_seconds, parallel
         self.stream = stream or sys.stdout
         self.live_wanted = self.stream.isatty() if live is None else live
-        self.total = self.left = self.done = self.failed = 0
+        self.total = self.left = self.pending = self.done = self.failed = 0
         self.walls: list[float] = []
         self.running: list = []
         self._live = None
@@ -28,7 +28,7 @@ class GridProgress:
         getattr(self, f"on_{event}")(**info)
 
     def on_start(self, total: int, pending: int) -> None:
-        self.total, self.left = total, pending
+        self.total, self.left, self.pending = total, pending, pending
         print(f"{total} runs in the grid, {total - pending} already finished, {pending} to run", file=self.stream)
         if self.live_wanted and pending:
             from rich.console import Console
@@ -47,7 +47,7 @@ class GridProgress:
                 self.walls.append(outcome.seconds)
         else:
             self.failed += 1
-        line = (f"[{self.done + self.failed}/{self.done + self.failed + len(self.running) + self.left}] "
+        line = (f"[{self.done + self.failed}/{self.pending}] "
                 f"{outcome.run.id}: {outcome.state} in {outcome.seconds:.0f} s"
                 + (f" — {outcome.detail}" if outcome.detail else ""))
         if self._live is not None:

@@ -78,14 +78,24 @@ def _header(experiment_dir: Path, manifest: dict, records: list[dict]) -> list[s
     configs = list(dict.fromkeys(r["config"] for r in records))
     datasets = list(dict.fromkeys(r["dataset"] for r in records))
     return [f"# Experiment {manifest['name']}", "",
-            f"Made by `python cli.py bench {manifest['source']}` and `python cli.py report {experiment_dir}` "
+            f"Made by `python cli.py bench {_shown(manifest['source'])}` and `python cli.py report "
+            f"{_shown(experiment_dir)}` "
             f"({_dt.date.today().isoformat()}).", "",
             f"- budget per run: {manifest['budget']}, {manifest['workers']} evaluation worker(s) per run, "
             f"{manifest['parallel']} run(s) at a time",
             f"- compared: {', '.join(configs)}",
             f"- datasets: {', '.join(datasets)}",
             f"- runs: {len(records)} in the grid — {states.count('done')} done, {states.count('failed')} failed, "
-            f"{states.count('missing')} not run yet", ""]
+            f"{states.count('unfinished')} unfinished (running or interrupted), {states.count('missing')} not run yet",
+            ""]
+
+
+def _shown(path) -> str:
+    """A path as a reader would type it here: relative to the working directory when it is below it."""
+    import os
+
+    relative = os.path.relpath(path)
+    return str(path) if relative.startswith("..") else relative
 
 
 def _measure_section(records: list[dict], measure: str, source: str, alpha: float, blocks: str, out: Path,
@@ -100,11 +110,12 @@ def _measure_section(records: list[dict], measure: str, source: str, alpha: floa
     test = stats.rank_test(matrix, names, higher_is_better=hib, alpha=alpha) if len(names) >= 2 else None
     ranks = test.average_ranks if test is not None else None
     slug = re.sub(r"[^A-Za-z0-9]+", "-", f"{task}-{source}-{measure}").strip("-")
-    md = [f"### {title.capitalize()}", "", tables.markdown_table(table, ranks=ranks), ""]
+    md = [f"### {title.capitalize()}", "", tables.markdown_table(table, ranks=ranks)]
     if test is not None:
         md += _test_lines(test, blocks)
         if test.critical_difference is not None:
-            png = stats.cd_diagram_png(test, out / f"cd-{slug}.png", title=f"{measure} ({source})")
+            png = stats.cd_diagram_png(test, out / f"cd-{slug}.png", title=f"{measure} ({source})",
+                                       blocks="datasets" if blocks == "dataset" else "runs")
             md += [f"![critical-difference diagram, {measure}]({png.name})", ""]
         md += _pairs(matrix, names, hib, alpha, test)
     caption = f"{title.capitalize()}: mean $\\pm$ sd over folds and seeds; best in bold"
@@ -161,6 +172,8 @@ def _test_lines(test, blocks: str) -> list[str]:
             lines.append(f"Nemenyi critical difference CD = {test.critical_difference:.3f}"
                          + (": " + _nemenyi_pairs(test) if test.significant() else
                             " (shown for reference: the pre-test did not reject)."))
+        if test.n_blocks < 5:
+            lines.append(f"With {test.n_blocks} blocks the tests' approximations are rough and their power low.")
     return [" ".join(lines), ""]
 
 

@@ -234,7 +234,7 @@ def cd_cliques(test: RankTest) -> list[tuple[str, ...]]:
     return cliques
 
 
-def cd_diagram_png(test: RankTest, path, title: str = "") -> pathlib.Path:
+def cd_diagram_png(test: RankTest, path, title: str = "", blocks: str = "datasets") -> pathlib.Path:
     """Draw Demšar's critical-difference diagram of ``test`` into a PNG at ``path``.
 
     An axis of ranks 1..k with the best at the left, each method hanging from its average
@@ -286,7 +286,7 @@ def cd_diagram_png(test: RankTest, path, title: str = "") -> pathlib.Path:
         r, y = test.average_ranks[method], first_label + 0.25 * idx
         ax.plot([r, r, x_right], [0, y, y], color="black", lw=0.8)
         ax.text(x_right + 0.02 * hi, y, f"({r:.2f}) {method}", ha="left", va="center", fontsize=9)
-    caption = f"N = {test.n_blocks} datasets, alpha = {test.alpha:g}"
+    caption = f"N = {test.n_blocks} {blocks}, alpha = {test.alpha:g}"
     if cd is None:
         caption += ", no CD (needs 3 methods and 2 complete datasets)"
     ax.text((1 + hi) / 2, depth + 0.05, caption, ha="center", va="top", fontsize=8, color="0.35")
