@@ -206,6 +206,10 @@ def test_report_of_the_smoke_grid(smoke):
     assert any(name.startswith("cd-") for name in pngs)
     for name in pngs:
         assert (report / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    other = smoke["out"] / "other-report"
+    r = cli("report", str(smoke["out"]), "--measure", "accuracy", "--out", str(other))
+    assert r.returncode == 0
+    assert "No run of this grid has a test measure `accuracy`" in (other / "report.md").read_text()
 
 
 # -- a Dask LocalCluster ----------------------------------------------------------------------

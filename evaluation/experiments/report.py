@@ -102,7 +102,10 @@ def _measure_section(records: list[dict], measure: str, source: str, alpha: floa
                      task: str) -> tuple[list[str], list[str]]:
     table = tables.cell_table(records, measure, source)
     if not table.cells:
-        return [], []
+        known = sorted({k for r in records if r["status"] == "done" for k in (r.get("test") or {})})
+        return ([f"No run of this grid has a test measure `{measure}`"
+                 + (f" (they have: {', '.join(known)})." if known else " (the runs have no test set)."), ""]
+                if source == "test" else []), []
     hib = table.higher_is_better
     title = ("validation fitness of the returned model (its final re-evaluation)" if source == "valid"
              else f"test {measure} ({'higher' if hib else 'lower'} is better)")
