@@ -56,10 +56,6 @@ class EnsembleObjective:
     def multilabel(self) -> bool:
         return self.Y.ndim == 2
 
-    def cut(self, scores: np.ndarray) -> np.ndarray | None:
-        """Per-label thresholds re-chosen for these scores (multi-label); None for single-label."""
-        return self._scored(scores)[2]
-
     def strategy(self, scores: np.ndarray) -> str | None:
         """The threshold strategy (PCut1 or PCutL) that cuts these scores best (multi-label); None for
         single-label. What a returned ensemble keeps: the strategy, re-calibrated on its refit members'

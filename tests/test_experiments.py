@@ -305,13 +305,13 @@ def test_progress_lines_and_time_left():
 
 
 def test_published_numbers_sit_beside_ours_and_holm_adjusts():
-    from evaluation.experiments import report
+    from evaluation.experiments import report, tables
 
     records = [{"id": f"{d}/{c}", "config": c, "dataset": d, "fold": 1, "seed": 1, "status": "done",
                 "test": {"fitness": v}} for d, vals in (("A", (0.6, 0.5)), ("B", (0.7, 0.65))) for c, v in
                zip(("GGP", "RS"), vals)]
-    lines = report._published(records, "fitness", {"source": "thesis T6.17", "fitness": {"GGP": [0.626, 2.25],
-                                                                                         "RS": [0.628, 2.536]}})
+    published = {"source": "thesis T6.17", "fitness": {"GGP": [0.626, 2.25], "RS": [0.628, 2.536]}}
+    lines = report._published(tables.cell_table(records, "fitness"), "fitness", published)
     text = "\n".join(lines)
     assert "| this grid | 0.650 (1.000) | 0.575 (2.000) |" in text
     assert "| published | 0.626 (2.250) | 0.628 (2.536) |" in text and "thesis T6.17" in text

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from gp.search.rundir import read_jsonl
 
-from .grid import LOGS, MANIFEST, RUNS
+from .grid import LOGS, MANIFEST, RUNS, last_line
 
 
 def read_manifest(out: str | Path) -> dict:
@@ -42,7 +42,7 @@ def run_record(out: Path, run: dict, manifest: dict) -> dict:
     if not final_path.exists():  # running or interrupted; failed if it never wrote its settings; or not run yet
         log = out / LOGS / f"{run['directory']}.log"
         status = "unfinished" if (run_dir / "config.json").exists() else "failed" if log.exists() else "missing"
-        record.update(status=status, error=_last_line(log) if status == "failed" else None)
+        record.update(status=status, error=last_line(log) if status == "failed" else None)
         return record
     final = json.loads(final_path.read_text(encoding="utf-8"))
     evaluations = read_jsonl(run_dir / "evaluations.jsonl") if (run_dir / "evaluations.jsonl").exists() else []
@@ -86,11 +86,3 @@ def _seconds(budget: str) -> float:
     from cli import _duration
 
     return _duration(budget)
-
-
-def _last_line(log: Path) -> str | None:
-    try:
-        lines = [line for line in log.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()]
-    except OSError:
-        return None
-    return lines[-1][:300] if lines else None

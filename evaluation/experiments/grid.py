@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import ctypes
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -133,15 +132,16 @@ def run_one(args: list[str], run_dir: str, log: str, workers: int) -> dict:
     seconds = time.time() - t0
     if state_of(run_dir_p) == "done":
         return {"state": "done", "seconds": seconds, "detail": ""}
-    return {"state": "failed", "seconds": seconds, "detail": _last_error(log, proc.returncode)}
+    return {"state": "failed", "seconds": seconds, "detail": f"exit {proc.returncode}: {last_line(log) or 'no output'}"}
 
 
-def _last_error(log: str, code: int) -> str:
+def last_line(log: str | Path) -> str | None:
+    """The last non-empty line of a run's log (what ``evolve`` said last: its error, when it failed)."""
     try:
         lines = [line for line in Path(log).read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()]
     except OSError:
-        lines = []
-    return f"exit {code}: " + (lines[-1][:300] if lines else "no output")
+        return None
+    return lines[-1][:300] if lines else None
 
 
 class Grid:
@@ -204,16 +204,3 @@ class Grid:
 
 def default_out(experiment: Experiment) -> Path:
     return Path("runs") / experiment.name
-
-
-def status_counts(experiment: Experiment, out: Path) -> dict:
-    states = [state_of(out / RUNS / r.directory) for r in experiment.runs]
-    return {s: states.count(s) for s in ("done", "interrupted", "new")}
-
-
-def environment() -> dict:
-    """What ran the grid, for the report's honesty about its numbers."""
-    import platform
-
-    return {"python": sys.version.split()[0], "machine": platform.machine(), "cpus": os.cpu_count(),
-            "platform": platform.platform()}

@@ -54,9 +54,7 @@ def make_report(experiment_dir: str | Path, out: str | Path | None = None, measu
         if len({r.get("task") for r in done}) > 1:
             md += [f"## {TASK_TITLES[task].capitalize()} datasets", ""]
         for measure in measures or DEFAULT_MEASURES[task]:
-            sec_md, sec_tex = _measure_section(group, measure, "test", alpha, blocks, out, task)
-            if sec_md and measure in published:
-                sec_md += _published(group, measure, published)
+            sec_md, sec_tex = _measure_section(group, measure, "test", alpha, blocks, out, task, published)
             md += sec_md
             tex += sec_tex
         sec_md, sec_tex = _measure_section(group, "fitness", "valid", alpha, blocks, out, task)
@@ -99,7 +97,7 @@ def _shown(path) -> str:
 
 
 def _measure_section(records: list[dict], measure: str, source: str, alpha: float, blocks: str, out: Path,
-                     task: str) -> tuple[list[str], list[str]]:
+                     task: str, published: dict | None = None) -> tuple[list[str], list[str]]:
     table = tables.cell_table(records, measure, source)
     if not table.cells:
         known = sorted({k for r in records if r["status"] == "done" for k in (r.get("test") or {})})
@@ -121,6 +119,8 @@ def _measure_section(records: list[dict], measure: str, source: str, alpha: floa
                                        blocks="datasets" if blocks == "dataset" else "runs")
             md += [f"![critical-difference diagram, {measure}]({png.name})", ""]
         md += _pairs(matrix, names, hib, alpha, test)
+    if source == "test" and measure in (published or {}):
+        md += _published(table, measure, published)
     caption = f"{title.capitalize()}: mean $\\pm$ sd over folds and seeds; best in bold"
     tex = [tables.latex_table(table, caption, f"tab:{slug}", ranks=ranks), ""]
     return md, tex
@@ -134,16 +134,15 @@ def _blocks(records, table, measure, source, blocks) -> tuple[np.ndarray, list[s
     cells: dict[tuple, dict] = {}
     for r in records:
         if r["status"] == "done":
-            value = r.get("valid_fitness") if source == "valid" else (r.get("test") or {}).get(measure)
-            cells.setdefault((r["dataset"], r["fold"], r["seed"]), {})[r["config"]] = value
+            cells.setdefault((r["dataset"], r["fold"], r["seed"]), {})[r["config"]] = tables.value_of(r, measure,
+                                                                                                     source)
     rows = [[np.nan if row.get(c) is None else row[c] for c in names] for row in cells.values()]
     return np.asarray(rows, dtype=float).reshape(-1, len(names)), names
 
 
-def _published(records: list[dict], measure: str, published: dict) -> list[str]:
-    """Our mean over the datasets and average rank beside the published ones (the thesis prints exactly
-    these two numbers per method), with the source's own words on where they come from."""
-    table = tables.cell_table(records, measure, "test")
+def _published(table, measure: str, published: dict) -> list[str]:
+    """Our mean over the datasets and average rank (of ``table``) beside the published ones (the thesis
+    prints exactly these two numbers per method), with the source's own words on where they come from."""
     names = [c for c in table.configs if c in published[measure]]
     if not names:
         return []

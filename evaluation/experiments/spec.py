@@ -41,7 +41,6 @@ The format (paths are relative to the experiment file; ``docs``: benchmarks/READ
 """
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,13 +92,8 @@ class Experiment:
     parallel: int
     runs: tuple[Run, ...]
     description: str = ""
-    datasets: dict = field(default_factory=dict)
     #: the [report] table: measures, blocks, published numbers to print beside ours
     report: dict = field(default_factory=dict)
-
-    @property
-    def digest(self) -> str:
-        return hashlib.sha256(self.text.encode()).hexdigest()
 
     @property
     def budget_seconds(self) -> float:
@@ -195,7 +189,7 @@ class _Reader:
                             runs.append(Run(run_id, config, str(spec.get("method", "ggp")), gname, dname, fold,
                                             seed, tuple(args)))
         return Experiment(name, self.path.resolve(), self.text, budget, workers, parallel, tuple(runs),
-                          str(exp.get("description", "")), datasets, self.report(set(methods)))
+                          str(exp.get("description", "")), self.report(set(methods)))
 
     # -- the parts --------------------------------------------------------------------------
     def report(self, labels: set[str]) -> dict:

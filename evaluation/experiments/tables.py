@@ -86,7 +86,7 @@ class CellTable:
         return any(self.cells.get((d, c), (0, 0, 0))[2] < full for d in self.datasets for c in self.configs)
 
 
-def _value(record: Mapping[str, Any], measure: str, source: str) -> float | None:
+def value_of(record: Mapping[str, Any], measure: str, source: str) -> float | None:
     """The record's number for the table, or None when it has none (no model, no test set, NaN)."""
     if source == "valid":
         v = record.get("valid_fitness")
@@ -120,7 +120,7 @@ def cell_table(records: Iterable[Mapping[str, Any]], measure: str, source: str =
         grid.add((r.get("fold"), r.get("seed")))
         if r.get("status") != "done":
             continue
-        v = _value(r, measure, source)
+        v = value_of(r, measure, source)
         if v is not None:
             values.setdefault((r["dataset"], r["config"]), []).append(v)
     cells = {}
