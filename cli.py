@@ -5,11 +5,13 @@
                           [--method ggp|spggp|random|beam|pbil] [--budget 10m] [--eval-timeout 60s] [--memory 2GB]
                           [--workers N] [--seed S] [--mode async|generational] [--screening on|off]
                           [--adaptive-timeout on|off] [--thesis] [--fitness NAME] [--cv K] [--out DIR]
-                          [--scheduler tcp://HOST:PORT] [the method's own options, e.g. --learning-rate 0.3]
+                          [--scheduler tcp://HOST:PORT] [--species S[,S…]] [--plugin MODULE|FILE.py …]
+                          [the method's own options, e.g. --learning-rate 0.3]
     python cli.py evolve  --resume DIR [--workers N] [--scheduler ADDR]
     python cli.py inspect DIR
     python cli.py predict DIR --data FILE [--out FILE] [--scores]
     python cli.py check   --grammar FILE [--data FILE [--target NAME[,NAME…]] | --labels L --features M]
+                          [--rules] [--plugin MODULE|FILE.py …]
     python cli.py sample  --grammar FILE -n N --seed S [--data FILE [--target …] | --labels L --features M]
     python cli.py species --grammar FILE [--out DIR]
     python cli.py bench   EXPERIMENT.toml|DIR [--out DIR] [--scheduler tcp://HOST:PORT] [--dry-run] [--quiet]
@@ -52,6 +54,26 @@ def _int_at_least(minimum: int, what: str):
 
 _positive_int = _int_at_least(1, "a whole number")
 _seed = _int_at_least(0, "an integer seed")
+
+def _species(text: str) -> list:
+    """``1,8,grammars/species/large-trees.bnf`` → [1, 8, 'grammars/species/large-trees.bnf'] (the numbers are
+    generated species; a file is checked when the run starts). A file whose name holds a comma is one entry."""
+    if Path(text).is_file():
+        return [text]
+    out = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            raise argparse.ArgumentTypeError(f"expected species numbers 1-8 and species files separated by commas, "
+                                             f"got {text!r}")
+        if part.isdigit():
+            if not 1 <= int(part) <= 8:
+                raise argparse.ArgumentTypeError(f"the generated species are numbered 1 to 8, got {part} (a species "
+                                                 "of your own is a grammar file)")
+            out.append(int(part))
+        else:
+            out.append(part)
+    return out
+
 
 def _fold(text: str) -> tuple[int, int]:
     """``K`` (fold K of 5) or ``K/N`` (fold K of an outer N-fold)."""
@@ -180,6 +202,31 @@ def _dataset_meta(args, grammar=None):
     return default_data.meta(task), default_data.name(task), None
 
 
+def _load_plugins(specs) -> tuple[str, ...]:
+    """Import the user's algorithm modules (``--plugin``; spaces/plugins.py) before any grammar is checked."""
+    from spaces.plugins import load_plugins
+
+    return load_plugins(specs or ())
+
+
+def _run_plugins(run: Path) -> None:
+    """Import the plug-ins a run directory's config.json names: its model may hold their estimators."""
+    import json
+
+    try:
+        plugins = json.loads((run / "config.json").read_text(encoding="utf-8")).get("config", {}).get("plugins")
+    except (OSError, ValueError, AttributeError):
+        return  # the command's own reading of config.json says what is wrong with it
+    if isinstance(plugins, list) and all(isinstance(p, str) for p in plugins):
+        _load_plugins(plugins)
+
+
+def _add_plugin_arg(p) -> None:
+    p.add_argument("--plugin", action="append", type=_path, metavar="MODULE|FILE.py",
+                   help="import a module that registers algorithms of your own (spaces/README.md, \"Plug-in "
+                        "algorithms\"); repeatable; recorded with the run, imported in every worker")
+
+
 def _load(path: str):
     from gp.bnf_parser import load_grammar
 
@@ -207,6 +254,7 @@ def cmd_check(args) -> int:
     from spaces.grammar_check import registry_check
 
     t0 = time.perf_counter()
+    _load_plugins(args.plugin)
     grammar = _load(args.grammar)
     mapper_warnings, produced = registry_check(grammar)  # what only the search would find, tree by tree
     meta, meta_name, dataset = _dataset_meta(args, grammar)
@@ -237,6 +285,11 @@ def cmd_check(args) -> int:
         for rule in grammar:
             if rule.name in analysis.reachable and not rule.synthetic:
                 print(f"    <{rule.name}>  {_fmt_count(analysis.configurations(meta, rule.name))}")
+        from gp.selection import describe_selection
+
+        print("  P(outermost algorithm) at each level (the start rule, and wherever an algorithm holds another):")
+        for level, text in describe_selection(grammar):
+            print(f"    {level:36s} {text}")
     print(f"  {'check time':38s} {elapsed * 1000:.0f} ms")
     return EXIT_OK
 
@@ -294,7 +347,7 @@ def cmd_species(args) -> int:
 
 _EVOLVE_SETTINGS = ("grammar", "data", "test", "fold", "target", "method", "budget", "eval_timeout", "memory",
                     "seed", "fitness", "cv", "out", "population", "fidelity", "generations", "mode", "screening",
-                    "adaptive_timeout", "thesis", "ensemble", "trace_test")
+                    "adaptive_timeout", "thesis", "ensemble", "trace_test", "plugin", "species")
 #: evolve option -> RunConfig field, for the options passed on as given (RunConfig holds the defaults)
 _CONFIG_FIELDS = {"method": "method", "budget": "budget_seconds", "eval_timeout": "eval_timeout",
                   "memory": "memory_bytes", "workers": "workers", "scheduler": "scheduler", "seed": "seed",
@@ -313,14 +366,22 @@ def _run_config(args):
         settings["screening"] = args.screening == "on"
     if args.adaptive_timeout is not None:
         settings["adaptive_timeout"] = args.adaptive_timeout == "on"
+    if args.species:
+        if settings.get("method") != "spggp":
+            raise UsageError("--species goes with --method spggp")
+        settings["species"] = tuple(s for given in args.species for s in given)
     if args.population:
         n = args.population
         settings.update(population=n, batch_size=n)
         if settings.get("method") == "spggp":
-            if n % 8:
-                raise UsageError(f"--population for spggp must be a multiple of the 8 species, got {n}")
-            settings["species_size"] = n // 8
+            k = len(settings.get("species", RunConfig.species))
+            if n % k:
+                raise UsageError(f"--population for spggp must be a multiple of the {k} species (it is split "
+                                 f"evenly between them), got {n}")
+            settings["species_size"] = n // k
     settings["method_params"] = _method_params(args, settings.get("method", "ggp"))
+    if args.plugin:  # imported now, so that a broken one is said before anything else happens
+        settings["plugins"] = _load_plugins(args.plugin)
     try:
         config = RunConfig(**settings)
     except ValueError as exc:
@@ -458,6 +519,7 @@ def cmd_inspect(args) -> int:
 
     from gp.search.report import render_inspect
 
+    _run_plugins(Path(args.run))
     render_inspect(args.run, Console())
     return EXIT_OK
 
@@ -487,6 +549,7 @@ def cmd_predict(args) -> int:
     classes_ok = isinstance(trained.get("classes"), list) and all(isinstance(c, str) for c in trained["classes"])
     if single and not classes_ok:
         raise run_dir.damaged("config.json", "the training data's classes are missing", "predictions cannot be named")
+    _run_plugins(run)  # the model may hold estimators of the run's plug-ins
     try:
         model = load_model(model_path)
     except ModelFileError as exc:
@@ -626,7 +689,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "(0: the 80/20 learning/validation hold-out; default 10 for single-label data, as "
                         "PBIL-Auto-Ens, and 0 for multi-label data, as Auto-MEKA)")
     p.add_argument("--population", type=_positive_int, metavar="N",
-                   help="population (GGP), 8 x species size (spGGP) or batch size (random, beam); default 80")
+                   help="population (GGP), number of species x species size (spGGP: 8 x 10 unless --species) or "
+                        "batch size (random, beam); default 80")
+    p.add_argument("--species", action="append", type=_species, metavar="S[,S…]",
+                   help="spGGP's species (default 1,2,…,8): a number 1-8 is a species generated from the grammar's "
+                        "hyper-parameter annotations (gp/species.py), anything else a species grammar file of your "
+                        "own, labelled in the records by its name without .bnf (gp/search/README.md, 'Writing a "
+                        "species'); comma-separated or repeated, e.g. --species 1,8,grammars/species/large-trees.bnf; "
+                        "--population is split evenly between them")
     p.add_argument("--fidelity", choices=["NAS-NIS", "PAS-PIS", "EAS-PIS", "NAS-PIS", "PAS-NIS", "EAS-NIS"],
                    help="multi-fidelity schedule (thesis §5.4; default NAS-NIS: none)")
     p.add_argument("--generations", type=_positive_int, metavar="N", help="stop after N generations at most")
@@ -637,6 +707,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trace-test", action="store_true", default=None,
                    help="also score every evaluated candidate on the test set (--test or --fold), recorded as "
                         "test_fitness for anytime test curves and never shown to the search")
+    _add_plugin_arg(p)
     p.add_argument("--out", type=_path, metavar="DIR", help="run directory (default runs/<date>-<time>-<method>)")
     p.add_argument("--resume", type=_path, metavar="DIR", help="continue an interrupted run from its directory")
     p.add_argument("--quiet", action="store_true", help="no progress display")
@@ -666,8 +737,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("check", help="validate a grammar and print its analysis")
     p.add_argument("--grammar", required=True, metavar="FILE")
-    p.add_argument("--rules", action="store_true", help="also print the configuration count of every rule")
+    p.add_argument("--rules", action="store_true",
+                   help="also print the configuration count of every rule and the probability of each algorithm")
     _add_dataset_args(p)
+    _add_plugin_arg(p)
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("sample", help="generate random derivation trees from a grammar")
@@ -785,11 +858,12 @@ def _main(argv: list[str] | None, seen: dict) -> int:
     from gp.search.report import ReportError
     from gp.search.run import RunError
     from gp.search.rundir import RunDirectoryError
+    from spaces.plugins import PluginError
 
     try:
         return args.func(args)
     except (RunError, RunDirectoryError, DirectoryInUse, ReportError, EngineError, DataError,
-            ExperimentError) as exc:
+            ExperimentError, PluginError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INPUT
     except GrammarError as exc:

@@ -131,20 +131,25 @@ def _children_allowed():
                 config["daemon"] = _daemon_saved
 
 
-def _prepare_process() -> None:
-    """Import every algorithm module once, so that forked children inherit them (and the
-    import time is not charged to a candidate's deadline-derived timeout)."""
+def _prepare_process(plugins: Sequence[str] = ()) -> None:
+    """Import every algorithm module once, the run's plug-ins included (:mod:`spaces.plugins`), so
+    that forked children inherit them (and the import time is not charged to a candidate's
+    deadline-derived timeout). On a Dask worker this is where a plug-in enters that interpreter."""
+    from spaces.plugins import load_plugins
     from spaces.registry import load_all
 
     load_all()
+    load_plugins(plugins)
 
 
 def evaluate_one(tree: Node, grammar: Grammar, split: Split, limits: Limits, fitness: str = "fitness",
                  random_state: int = 0, deadline: float | None = None,
-                 timeout: float | Callable[[], float] | None = None) -> EvaluationResult | None:
+                 timeout: float | Callable[[], float] | None = None, plugins: Sequence[str] = ()
+                 ) -> EvaluationResult | None:
     """One candidate under ``limits``, its own ``timeout`` and the deadline rule; ``None`` if not
-    started or cut by the deadline. The result's ``limit`` is the time limit it ran under."""
-    _prepare_process()
+    started or cut by the deadline. The result's ``limit`` is the time limit it ran under.
+    ``plugins``: the run's plug-in modules, imported first where this runs."""
+    _prepare_process(plugins)
     own = timeout() if callable(timeout) else timeout
     if own is not None:
         limits = replace(limits, timeout=max(min(limits.timeout, float(own)), MIN_START_SECONDS))
@@ -249,12 +254,13 @@ class EvaluationEngine(ABC):
 class LocalEngine(EvaluationEngine):
     """``workers`` concurrent isolated children on this machine, started in submission order."""
 
-    def __init__(self, workers: int | None = None, limits: Limits = Limits()):
+    def __init__(self, workers: int | None = None, limits: Limits = Limits(), plugins: Sequence[str] = ()):
         workers = (os.cpu_count() or 1) if workers is None else int(workers)
         if workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
         self.workers = workers
         self.limits = limits
+        self.plugins = tuple(plugins)
         self.busy_seconds = 0.0
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
@@ -272,13 +278,13 @@ class LocalEngine(EvaluationEngine):
 
     def submit(self, tree, grammar, split, *, split_key, fitness="fitness", random_state=0, deadline=None,
                timeout=None) -> Future:
-        _prepare_process()  # in the calling thread, before any fork
+        _prepare_process(self.plugins)  # in the calling thread, before any fork
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="ggp-eval")
         # The executor's queue is FIFO: candidates start in submission order, each computing its
         # limit and deadline-derived timeout when a thread picks it up.
         return self._pool.submit(self._timed, tree, grammar, split, self.limits, fitness, random_state, deadline,
-                                 timeout)
+                                 timeout, self.plugins)
 
     def wait(self, handles, timeout=None):
         try:
@@ -310,10 +316,11 @@ class DaskEngine(EvaluationEngine):
     """
 
     def __init__(self, address: str | "distributed.Client", limits: Limits = Limits(), *,
-                 connect_timeout: float = CONNECT_TIMEOUT_SECONDS):
+                 connect_timeout: float = CONNECT_TIMEOUT_SECONDS, plugins: Sequence[str] = ()):
         import distributed
 
         self.limits = limits
+        self.plugins = tuple(plugins)  # sent with every task: a worker that joins later imports them too
         self.busy_seconds = 0.0
         self._submitted: dict[str, tuple[float, str]] = {}  # task key -> (submitted at, phenotype)
         self._split_key: str | None = None
@@ -369,7 +376,8 @@ class DaskEngine(EvaluationEngine):
         own = timeout() if callable(timeout) else timeout  # the task runs remotely: fixed now
         self._order += 1
         future = self._client.submit(evaluate_one, tree, grammar_f, split_f, self.limits, fitness, random_state,
-                                     deadline, own, pure=False, priority=-self._order)  # earlier ones first
+                                     deadline, own, self.plugins, pure=False,
+                                     priority=-self._order)  # earlier ones first
         self._submitted[future.key] = (time.time(), tree.phenotype)
         return future
 
@@ -381,6 +389,11 @@ class DaskEngine(EvaluationEngine):
             if isinstance(exc, ImportError):
                 raise EngineError(f"a Dask worker cannot import this package ({exc}); install it on every "
                                   f"worker machine (pip install -e .)") from None
+            from spaces.plugins import PluginError
+
+            if isinstance(exc, PluginError):
+                raise EngineError(f"a Dask worker cannot load the run's plug-in: {exc}; every worker needs the "
+                                  "plug-in at the same path (or installed)") from None
             return EvaluationResult(phenotype, CRASHED, 0.0,
                                     reason=f"the Dask task failed: {type(exc).__name__}: {exc}"[:600])
         if future.status == "cancelled":
@@ -415,8 +428,10 @@ class DaskEngine(EvaluationEngine):
                 pass
 
 
-def make_engine(workers: int | None, limits: Limits, scheduler: str | None = None) -> EvaluationEngine:
-    """A :class:`DaskEngine` on ``scheduler`` if given (``workers`` is then the cluster's), else a :class:`LocalEngine`."""
+def make_engine(workers: int | None, limits: Limits, scheduler: str | None = None,
+                plugins: Sequence[str] = ()) -> EvaluationEngine:
+    """A :class:`DaskEngine` on ``scheduler`` if given (``workers`` is then the cluster's), else a :class:`LocalEngine`;
+    either imports the run's ``plugins`` (:mod:`spaces.plugins`) wherever candidates are compiled."""
     if scheduler:
-        return DaskEngine(scheduler, limits)
-    return LocalEngine(workers, limits)
+        return DaskEngine(scheduler, limits, plugins=plugins)
+    return LocalEngine(workers, limits, plugins)

@@ -10,7 +10,9 @@ and ``score`` work as for any classifier, and the estimators can be cloned and u
 full run directory (then ``python cli.py inspect DIR`` works on it).
 
 A method's own parameters (PBIL's learning rate, say) go in ``method_params``: each method
-declares them (:mod:`gp.search.parameters`), so a new method needs no edit here.
+declares them (:mod:`gp.search.parameters`), so a new method needs no edit here. ``plugins``
+names modules of the user's own (algorithms, GGP/spGGP operators: :mod:`spaces.plugins`,
+:mod:`gp.search.toolbox`), ``species`` spGGP's species (numbers 1..8 and species files).
 """
 from __future__ import annotations
 
@@ -47,15 +49,27 @@ class _GrammarSearch(BaseEstimator):
             raise ValueError(f"unknown method {self.method!r}; known: {', '.join(sorted(METHODS))}")
         params = dict(self.method_params or {})
         sizes = {}
+        if self.species is not None:
+            if self.method != "spggp":
+                raise ValueError(f"species go with method='spggp', not {self.method!r}")
+            if isinstance(self.species, (str, Path)) or not hasattr(self.species, "__iter__"):
+                raise ValueError(f"species is a list of species numbers 1..8 and species files, got {self.species!r}")
+            # numpy integers as ints, paths as strings: RunConfig checks the rest
+            sizes["species"] = tuple(int(s) if isinstance(s, np.integer) else s for s in self.species)
         if self.population is not None:
             if any(p.name == "population" for p in METHODS[self.method].parameters):
                 params.setdefault("population", int(self.population))
-            sizes = {"population": int(self.population), "batch_size": int(self.population)}
+            sizes.update(population=int(self.population), batch_size=int(self.population))
             if self.method == "spggp":
-                if self.population % 8:
-                    raise ValueError(f"population for spggp must be a multiple of the 8 species, "
+                k = len(sizes.get("species", RunConfig.species))
+                if self.population % k:
+                    raise ValueError(f"population for spggp must be a multiple of the {k} species, "
                                      f"got {self.population}")
-                sizes["species_size"] = self.population // 8
+                sizes["species_size"] = self.population // k
+        if self.plugins is not None:
+            if isinstance(self.plugins, (str, Path)):
+                raise ValueError(f"plugins is a list of module names and .py files, got {self.plugins!r}")
+            sizes["plugins"] = tuple(str(p) for p in self.plugins)
         return RunConfig(method=self.method, budget_seconds=float(self.time_budget),
                          eval_timeout=None if self.eval_timeout is None else float(self.eval_timeout),
                          adaptive_timeout=bool(self.adaptive_timeout), mode=self.mode, screening=bool(self.screening),
@@ -97,12 +111,16 @@ _PARAMETERS_DOC = """
     at least 64 MB), ``n_jobs`` evaluation processes (None: every core), ``scheduler`` a Dask
     address, ``fitness`` the maximised measure (None: the task's), ``cv`` internal cross-validation
     folds per candidate (0: hold-out; None: the task's default), ``population`` (GGP population,
-    8 × species size for spGGP, batch size for random and beam search, PBIL's generation; None:
+    species × species size for spGGP, batch size for random and beam search, PBIL's generation; None:
     the method's default), ``method_params`` the method's own parameters (a dict: see
     ``python cli.py evolve --help``), ``fidelity`` a multi-fidelity scenario, ``max_generations`` an
     optional cap, ``categorical_features`` the indices of integer-coded nominal columns of ``X``,
     ``ensemble`` "caruana" or "caruana:SIZE" to return an ensemble of the evaluated candidates
-    (None: the single best).
+    (None: the single best), ``species`` spGGP's species (None: the eight generated ones; a list of
+    numbers 1..8 and species grammar files, gp/search/README.md "Writing a species"; the population
+    is split evenly between them), ``plugins`` modules of your own imported before the run and in
+    every worker (a module name or a .py file each: algorithms, spaces/README.md; GGP and spGGP
+    operators, gp/search/README.md "Swapping operators").
 
     After ``fit``: ``best_model_`` (the fitted model: the ensemble when one was built),
     ``best_phenotype_``, ``best_tree_``, ``best_validation_fitness_``, ``history_`` (one record per
@@ -120,7 +138,8 @@ class GrammarAutoML(MultiOutputMixin, ClassifierMixin, _GrammarSearch):
                  scheduler: str | None = None, fitness: str | None = None, cv: int | None = None,
                  population: int | None = None, method_params: dict | None = None, fidelity: str = "NAS-NIS",
                  max_generations: int | None = None, categorical_features=None, random_state: int = 0,
-                 output_dir: str | Path | None = None, verbose: bool = False, ensemble: str | None = None):
+                 output_dir: str | Path | None = None, verbose: bool = False, ensemble: str | None = None,
+                 species=None, plugins=None):
         _store(self, locals())
 
     def fit(self, X, Y) -> "GrammarAutoML":
@@ -157,7 +176,7 @@ class GrammarAutoMLClassifier(ClassifierMixin, _GrammarSearch):
                  cv: int | None = None, population: int | None = None, method_params: dict | None = None,
                  fidelity: str = "NAS-NIS", max_generations: int | None = None, categorical_features=None,
                  random_state: int = 0, output_dir: str | Path | None = None, verbose: bool = False,
-                 ensemble: str | None = None):
+                 ensemble: str | None = None, species=None, plugins=None):
         _store(self, locals())
 
     def __sklearn_tags__(self):

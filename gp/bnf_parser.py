@@ -4,9 +4,9 @@ The file syntax is itself a Lark grammar (``bnf.lark``). Parsing happens in thre
 steps: lift the ``#@`` annotations out of the text (they attach to the rule whose
 lines they sit on), parse the rest with Lark, then build typed rules (desugaring
 groups and optionals into synthetic rules) and run the semantic checks
-(``bnf_checks.py``). Every problem becomes a :class:`~gp.errors.Diagnostic` with
-``file:line:col``; all of them are reported together in one
-:class:`~gp.errors.GrammarError`.
+(``bnf_checks.py``); last, ``@auto`` weights are counted (``auto_weights.py``).
+Every problem becomes a :class:`~gp.errors.Diagnostic` with ``file:line:col``; all
+of them are reported together in one :class:`~gp.errors.GrammarError`.
 
 A grammar file is untrusted input, and every step is bounded: its size and token count
 are capped before Lark sees it (parsing costs about 25 µs a token), nesting is capped
@@ -25,11 +25,12 @@ from pathlib import Path
 import lark
 from lark import Lark, Token, Transformer, v_args
 
+from .auto_weights import auto_weight_misuse, resolve_auto_weights
 from .binding import sampler_range
 from .bnf_checks import (MAX_CHARS, at_most, check_annotation, check_derivations, check_numeric_terminals,
                          check_references, lift_annotations, nesting_problem, parse_annotation, sampler_options,
                          size_problem, unreachable_warnings)
-from .errors import Diagnostic, GrammarError, SourceText
+from .errors import Diagnostic, GrammarError, SourceLocation, SourceText
 from .expressions import FUNCTIONS, VARIABLES, BinOp, BoundError, Call, Neg, Num, Var, is_well_formed
 from .grammar import Alternative, Annotation, Grammar, NonTerminal, Rule, Sampler, Terminal
 
@@ -52,6 +53,7 @@ _FRIENDLY = {
     "COMMA": "','",
     "EQUAL": "'='",
     "AT": "'@'",
+    "AUTO": "auto",
     "NUMBER": "a number",
     "NAME": "a name",
     "OPEN": "'>' or '<'",
@@ -89,6 +91,7 @@ class _RawAlt:
     line: int
     column: int
     empty: bool  # no items at all: reported as an error (EMPTY must be explicit)
+    written: tuple[int, int, bool] | None = None  # where its weight is written, and whether it is @auto
 
 
 @v_args(inline=True)
@@ -122,23 +125,27 @@ class _ToRaw(Transformer):
 
     @v_args(inline=False, meta=True)
     def alternative(self, meta, children):
-        weight = 1.0
+        weight, written = 1.0, None
         items = []
         for c in children:
             if isinstance(c, tuple) and c[0] == "weight":
-                weight = c[1]
+                weight, written = c[1], c[2]
             else:
                 items.append(c)
         line = getattr(meta, "line", 0) if not meta.empty else 0
         col = getattr(meta, "column", 0) if not meta.empty else 0
-        return _RawAlt(items, weight, line, col, empty=not items)
+        return _RawAlt(items, weight, line, col, empty=not items, written=written)
 
-    def weight(self, number: Token):
+    @v_args(inline=False, meta=True)
+    def weight(self, meta, children):
+        number = children[0]
+        if number.type == "AUTO":  # counted once the whole grammar is known (gp/auto_weights.py); at the '@'
+            return ("weight", 1.0, (meta.line, meta.column, True))
         value = float(number)
         if not (0 < value < math.inf):  # the sampling policy divides by the sum of the weights
             self._err(number, f"weight must be a positive finite number, got {number}")
             value = 1.0
-        return ("weight", value)
+        return ("weight", value, (number.line, number.column, False))
 
     def nonterminal(self, tok):
         return _RawItem("nt", str(tok)[1:-1], tok.line, tok.column)
@@ -241,6 +248,8 @@ class _Builder:
         self.src, self.diags = src, diags
         self.rules: dict[str, Rule] = {}
         self.synthetic_counter: dict[str, int] = {}
+        self.auto_at: dict[tuple[str, int], SourceLocation] = {}  # (rule, alternative) -> where @auto is
+        self.weighted: set[tuple[str, int]] = set()  # (rule, alternative) with a number written
 
     def err(self, line: int, column: int, message: str, severity: str = "error"):
         self.diags.append(self.src.diagnostic(line, column, message, severity))
@@ -253,6 +262,11 @@ class _Builder:
         # Reserve the slot first so that a rule precedes the synthetic rules made from it.
         self.rules[name] = Rule(name, (), None, self.src.location(line, column), synthetic)
         alts = tuple(self.alternative(name, a, line, column) for a in raw_alts)
+        for a, raw in enumerate(raw_alts):
+            if raw.written and raw.written[2]:
+                self.auto_at[(name, a)] = self.src.location(*raw.written[:2])
+            elif raw.written:
+                self.weighted.add((name, a))
         self.rules[name] = Rule(name, alts, None, self.src.location(line, column), synthetic)
 
     def alternative(self, owner: str, raw: _RawAlt, rule_line: int, rule_col: int) -> Alternative:
@@ -274,13 +288,14 @@ class _Builder:
                 self.synthetic_counter[owner.split("~")[0]] = n
                 sub = f"{owner.split('~')[0]}~{n}"
                 sub_alts = list(item.value)
-                if item.kind == "opt":
-                    sub_alts = sub_alts + [_RawAlt([], 1.0, item.line, item.column, empty=False)]
+                if item.kind == "opt":  # EMPTY is @auto when the written alternatives are ('[' is where)
+                    auto = (item.line, item.column, True) if any(a.written and a.written[2] for a in sub_alts) else None
+                    sub_alts = sub_alts + [_RawAlt([], 1.0, item.line, item.column, empty=False, written=auto)]
                 self.add_rule(sub, item.line, item.column, sub_alts,
                               synthetic="group" if item.kind == "group" else "optional")
                 items.append(NonTerminal(sub, loc))
         loc = self.src.location(raw.line, raw.column) if raw.line > 0 else self.src.location(rule_line, rule_col)
-        return Alternative(tuple(items), raw.weight, loc)
+        return Alternative(tuple(items), raw.weight, loc, auto=bool(raw.written and raw.written[2]))
 
 
 def parse_grammar(text: str, filename: str = "<grammar>") -> Grammar:
@@ -336,11 +351,14 @@ def parse_grammar(text: str, filename: str = "<grammar>") -> Grammar:
         check_annotation(rules[name], ann, src, diags)
         check_numeric_terminals(rules[name], parts[name], src, diags)
 
+    diags += auto_weight_misuse(rules, builder.auto_at, builder.weighted, src)
     check_references(rules, src, diags)
     warnings: list[Diagnostic] = []
     if not any(d.severity == "error" for d in diags):
         check_derivations(rules, start, src, diags)
         warnings = unreachable_warnings(rules, start, src)
+    if builder.auto_at and not any(d.severity == "error" for d in diags):
+        resolve_auto_weights(rules, start, builder.auto_at, src, diags)
     errors = [d for d in diags if d.severity == "error"]
     if errors:
         raise GrammarError(at_most(errors, "error"))

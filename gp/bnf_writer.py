@@ -12,9 +12,13 @@ from .grammar import Alternative, Grammar, Rule
 _WIDTH = 110
 
 
-def format_alternative(alt: Alternative, with_weight: bool = True) -> str:
+def format_alternative(alt: Alternative, with_weight: bool = True, always: bool = False) -> str:
+    """The alternative and its weight: ``@auto`` as written (the count is redone when the text is read,
+    and a species keeps every rule it counts), a number if not 1 or if ``always``."""
     text = alt.text
-    if with_weight and alt.weight != 1:
+    if with_weight and alt.auto:
+        text += " @auto"
+    elif with_weight and (alt.weight != 1 or always):
         text += f" @ {alt.weight:g}"
     return text
 
@@ -22,7 +26,8 @@ def format_alternative(alt: Alternative, with_weight: bool = True) -> str:
 def format_rule(rule: Rule) -> str:
     head = f"<{rule.name}> ::= "
     weighted = len(rule.alternatives) > 1
-    alts = [format_alternative(a, weighted) for a in rule.alternatives]
+    auto = any(a.auto for a in rule.alternatives)  # beside @auto, a weight of 1 must be written too
+    alts = [format_alternative(a, weighted, auto) for a in rule.alternatives]
     annotation = f"  {rule.annotation}" if rule.annotation else ""
     one_line = head + " | ".join(alts)
     if len(one_line) + len(annotation) <= _WIDTH:

@@ -91,6 +91,9 @@ class Alternative:
     items: tuple[Symbol, ...]
     weight: float = 1.0
     location: SourceLocation | None = field(default=None, compare=False)
+    #: Written ``@auto``: ``weight`` is the parser's count of its algorithms (gp/auto_weights.py),
+    #: and a written grammar says ``@auto`` again rather than the count.
+    auto: bool = field(default=False, compare=False)
 
     @property
     def text(self) -> str:

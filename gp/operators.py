@@ -14,7 +14,8 @@ subtrees of several species grammars and is valid when every node is a valid
 expansion of its rule in one of them (:func:`gp.validity.tree_problems_in_any`).
 
 All randomness comes from the ``numpy.random.Generator`` passed in; uniform picks
-use ``rng.integers``.
+use ``rng.integers``. GGP and spGGP reach these through their DEAP toolbox, where they are
+the default ``mate`` and ``mutate`` a user may replace (:mod:`gp.search.toolbox`).
 """
 from __future__ import annotations
 

@@ -21,14 +21,26 @@ Numbering (the thesis's order, not the authors' code's 0–7):
  7    discrete + continuous                        3_…-Integer+Real
  8    everything (= the full grammar)              7_…-Integer+Real+Cat
 ====  ==========================================  =================
+
+``python cli.py species`` writes these as ``<stem>-<s>.bnf`` (generated: edit the source grammar and
+regenerate); spGGP itself derives them in memory and reads no file for them.
+
+A species may also be a **hand-written species file** (``--species …,grammars/species/large-trees.bnf``):
+an ordinary grammar, labelled by its file's stem in the run's records, that restricts the run's grammar
+in any way its author likes. Inter-species crossover swaps subtrees by rule name and the mapper reads
+each node by the run's grammar, so :func:`species_file_problems` holds such a file to the run's grammar:
+the same start symbol, only rules the run's grammar has, and a hyper-parameter where it has one (the
+mapper's checks are :mod:`gp.search.spggp`'s).
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from .analysis import default_alternative
 from .bnf_parser import parse_grammar
 from .bnf_writer import format_grammar
+from .errors import Diagnostic
 from .grammar import Alternative, Annotation, Grammar, Rule, Terminal, reachable_from
 
 SPECIES: dict[int, frozenset[str]] = {
@@ -103,7 +115,8 @@ def species_path(grammar: Grammar, species: int, directory: str | Path) -> Path:
 
 
 def write_species(grammar: Grammar, directory: str | Path) -> list[Path]:
-    """Write the eight species files of ``grammar`` into ``directory``; return their paths."""
+    """Write the eight species files of ``grammar`` into ``directory`` (``<stem>-1.bnf`` … ``<stem>-8.bnf``;
+    any other file there, a hand-written species included, is left alone); return their paths."""
     out_dir = Path(directory)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
@@ -117,3 +130,61 @@ def write_species(grammar: Grammar, directory: str | Path) -> list[Path]:
         written.append(path)
     return written
 
+
+# -- hand-written species files ----------------------------------------------------------------------------
+
+def species_label(spec: int | str) -> int | str:
+    """How a species is named in a run's records: a generated species by its number, a species file by its
+    stem (``grammars/species/large-trees.bnf`` → ``"large-trees"``)."""
+    return spec if isinstance(spec, int) else Path(spec).stem
+
+
+def resolve_species(specs) -> tuple[int | str, ...]:
+    """The species as a run records them: numbers as they are, files as absolute paths (resolved against the
+    current directory), so that ``--resume`` finds them from anywhere."""
+    return tuple(s if isinstance(s, int) else str(Path(os.path.expanduser(s)).resolve()) for s in specs)
+
+
+def shown_path(path: str) -> str:
+    """A species file's name for messages: relative to the current directory when it lies below it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd()))
+    except (ValueError, OSError):
+        return str(path)
+
+
+def species_file_problems(species: Grammar, grammar: Grammar) -> list[Diagnostic]:
+    """Why a hand-written species cannot evolve beside ``grammar`` (the run's grammar), each at the offending
+    rule's ``file:line:col``; empty when it can.
+
+    Its trees must be trees the run's grammar's machinery understands: they start where the run's grammar
+    starts; every rule (a ``( … )`` group or ``[ … ]`` option is a rule too) exists in the run's grammar by
+    name, because inter-species crossover swaps subtrees between species by rule name; and a rule is a
+    hyper-parameter (``#@ type=…``) exactly where the run's grammar's is, because the mapper tells an
+    algorithm's values from its structure by the run's grammar."""
+    name = Path(grammar.path).name
+    out = []
+    if species.start != grammar.start:
+        out.append(species.source.at(species[species.start].location, (
+            f"a species starts where its run's grammar starts: this one starts with <{species.start}>, "
+            f"{name} with <{grammar.start}>")))
+    for rule in species:
+        if rule.name == species.start and species.start != grammar.start:
+            continue
+        owner = rule.name.split("~")[0]
+        if rule.name not in grammar:
+            if rule.synthetic:
+                what = (f"this {rule.synthetic} of <{owner}> has no counterpart in {name} (rule <{rule.name}>): "
+                        f"write <{owner}>'s alternatives as {name} writes them")
+            else:
+                what = (f"<{rule.name}> is not a rule of {name}: inter-species crossover swaps subtrees between "
+                        f"species by rule name, so a species may only keep and restrict {name}'s rules")
+            out.append(species.source.at(rule.location, what))
+        elif (rule.kind == "alg") != (grammar[rule.name].kind == "alg"):
+            theirs = grammar[rule.name]
+            what = (f"<{owner}> is a hyper-parameter in {name} ({theirs.annotation}) but not here: annotate it "
+                    f"the same way" if rule.kind == "alg" else
+                    f"<{owner}> is a hyper-parameter here ({rule.annotation}) but not in {name}, where the mapper "
+                    f"reads it as structure: drop the annotation")
+            out.append(species.source.at(rule.location, what))
+    return out

@@ -4,7 +4,9 @@ In pre-order, the algorithm-name terminals of a tree form a chain — meta-MLC �
 meta-SLC → ASC → SLC (or meta-MLC → ML-BPNN), or for single-label classification
 meta-SLC → … → SLC — in which each algorithm wraps the next. Each algorithm's
 hyper-parameters are the annotated rule nodes under the node that holds its name
-(:class:`~spaces.params.Params`). Annotated nodes that belong to no algorithm are global
+(:class:`~spaces.params.Params`), which also carry the grammar's annotated defaults, so a
+builder reads a rule the tree leaves out at the grammar's default (builders write no defaults of
+their own: ``spaces/params.py``). Annotated nodes that belong to no algorithm are global
 (``<pred_tshd>``, the threshold strategy of multi-label models). What the chain must
 produce, and what wraps it, is the task's (:mod:`evaluation.task`): a grammar of
 single-label classifiers compiles to a single-label model.
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 from gp.grammar import Grammar
 from gp.tree import Leaf, Node
 
-from .params import Params
+from .params import Params, grammar_defaults
 from .registry import AlgorithmSpec, load_all
 
 
@@ -38,6 +40,7 @@ def _rule_location(grammar: Grammar, rule: str) -> str:
 def algorithm_chain(tree: Node, grammar: Grammar, random_state: int = 0) -> tuple[list[Step], dict]:
     """The algorithms of ``tree`` in pre-order with their params, and the global params."""
     registry = load_all()
+    defaults = grammar_defaults(grammar)
     steps: list[Step] = []
     global_values: dict[str, tuple] = {}
 
@@ -53,7 +56,8 @@ def algorithm_chain(tree: Node, grammar: Grammar, random_state: int = 0) -> tupl
     def unknown(leaf: Leaf, node: Node) -> MappingError:
         return MappingError(
             f"terminal {leaf.text!r} of {_rule_location(grammar, node.rule)} has no estimator: "
-            f"register it in spaces/ (see spaces/README.md) or annotate the rule as a hyper-parameter")
+            f"register a builder for it (in a module of your own: --plugin FILE.py, grammars/README.md §8) or annotate "
+            f"the rule as a hyper-parameter")
 
     def collect(node: Node, values: dict, tokens: list, nested: list, inside_value: bool) -> None:
         """Values and terminals under ``node``; nested algorithm nodes go to ``nested``."""
@@ -79,7 +83,7 @@ def algorithm_chain(tree: Node, grammar: Grammar, random_state: int = 0) -> tupl
             nested: list[Node] = []
             collect(node, values, tokens, nested, False)
             steps.append(Step(registry[name], Params(name, values, tuple(tokens), random_state,
-                                                     _rule_location(grammar, node.rule))))
+                                                     _rule_location(grammar, node.rule), defaults)))
             for sub in nested:
                 visit(sub)
             return

@@ -133,8 +133,8 @@ def _terminal_problems(grammar: Grammar, rule: Rule, registry) -> list[Diagnosti
                 hint = f" (did you mean {near[0]}?)" if near else ""
                 out.append(grammar.source.at(item.location, (
                     f"'{shorten(item.text)}' in {where} is not a registered algorithm{hint}; a terminal outside "
-                    f"hyper-parameters must name one: fix the name, register it in spaces/ (spaces/README.md), "
-                    f"or {fix}")))
+                    f"hyper-parameters must name one: fix the name, register a builder for it (in a module of "
+                    f"your own: --plugin FILE.py, grammars/README.md §8), or {fix}")))
             elif isinstance(item, Sampler):
                 out.append(grammar.source.at(item.location, (
                     f"the number drawn by {item} in {where} belongs to no algorithm: put it in an alternative "

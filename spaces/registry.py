@@ -1,11 +1,11 @@
 """The registry: grammar terminal -> estimator builder.
 
-Adding an algorithm is one grammar alternative plus one entry here (see
-``spaces/README.md``)::
+Adding an algorithm is one grammar alternative plus one registered builder, here or in a
+module of the user's own (a plug-in, :mod:`spaces.plugins`; recipe in ``spaces/README.md``)::
 
     @register("ExtraTrees", kind="slc")
     def extra_trees(p: Params):
-        return ExtraTreesClassifier(n_estimators=p.int("nt", 100), random_state=p.random_state)
+        return ExtraTreesClassifier(n_estimators=p.int("nt"), random_state=p.random_state)  # default: the grammar's
 
 Kinds say what an algorithm wraps, which is how a tree's chain of algorithms
 (meta-MLC → MLC → meta-SLC → ASC → SLC, in pre-order) is assembled:
@@ -59,16 +59,26 @@ def register(name: str, kind: str, description: str = "") -> Callable:
         raise ValueError(f"unknown algorithm kind {kind!r}; expected one of {KINDS}")
 
     def decorator(build: Callable) -> Callable:
-        if name in REGISTRY and REGISTRY[name].build is not build:
-            raise ValueError(f"algorithm {name!r} is registered twice")
+        old = REGISTRY.get(name)
+        if old is not None and _origin(old.build) != _origin(build):  # the same function re-imported is fine
+            raise ValueError(f"algorithm {name!r} is registered twice: by {_origin(old.build)} and by "
+                             f"{_origin(build)}; give the new one another name (and its grammar terminal)")
         REGISTRY[name] = AlgorithmSpec(name, kind, build, description or (build.__doc__ or "").strip())
         return build
 
     return decorator
 
 
+def _origin(build: Callable) -> str:
+    return f"{getattr(build, '__module__', '?')}.{getattr(build, '__qualname__', repr(build))}"
+
+
 def load_all() -> dict[str, AlgorithmSpec]:
-    """Import the shipped algorithm modules (idempotent) and return the registry."""
+    """Import the shipped algorithm modules and the installed packages' plug-ins (entry points; idempotent)
+    and return the registry. Plug-ins named by a run are imported by :func:`spaces.plugins.load_plugins`."""
+    from .plugins import load_entry_points
+
     for module in _MODULES:
         importlib.import_module(module)
+    load_entry_points()
     return REGISTRY

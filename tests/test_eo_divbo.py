@@ -71,7 +71,7 @@ def scoring_world(fake_world, monkeypatch):  # noqa: F811
     from spaces.mlc.transform import BR
     from spaces.model import MultiLabelModel, SingleLabelModel
 
-    def engine_factory(workers, limits, scheduler=None):
+    def engine_factory(workers, limits, scheduler=None, plugins=()):
         fake_world.engines.append(ScoringEngine(limits=limits, **fake_world.engine_kwargs))
         return fake_world.engines[-1]
 

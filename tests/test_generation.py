@@ -115,7 +115,7 @@ def test_uniform_weights_would_fail_the_chi_square():
     text = GRAMMARS.joinpath("large.bnf").read_text()
     import re
 
-    unweighted = parse_grammar(re.sub(r"@\s*[0-9.]+", "", text), "unweighted.bnf")
+    unweighted = parse_grammar(re.sub(r"@\s*(auto\b|[0-9.]+)", "", text), "unweighted.bnf")
     gen = TreeGenerator(unweighted.bind(YEAST))
     rng = np.random.default_rng(2024)
     counts = Counter(_outermost_algorithms(gen.grow(rng))[0] for _ in range(5000))

@@ -105,7 +105,7 @@ def fake_world(monkeypatch):
     """start()/resume() with the fake engine and a refit that fits nothing."""
     engines: list[FakeEngine] = []
 
-    def engine_factory(workers, limits, scheduler=None):
+    def engine_factory(workers, limits, scheduler=None, plugins=()):
         engines.append(FakeEngine(limits=limits, **fake_world.engine_kwargs))
         return engines[-1]
 

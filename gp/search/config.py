@@ -47,7 +47,8 @@ def format_bytes(n: float) -> str:
 
 #: the JSON types of a field's annotation, for :meth:`RunConfig.from_dict` (bool is not an int here)
 _JSON_TYPES = {"int": (int,), "float": (int, float), "bool": (bool,), "str": (str,), "None": (type(None),),
-               "tuple[int, ...]": (list, tuple), "dict": (dict,)}
+               "tuple[int, ...]": (list, tuple), "tuple[str, ...]": (list, tuple),
+               "tuple[int | str, ...]": (list, tuple), "dict": (dict,)}
 #: the most internal cross-validation folds (--cv)
 MAX_CV = 100
 
@@ -102,8 +103,10 @@ class RunConfig:
     #: after at least `restart_min_generations` generations since the last restart
     restart_patience: int = 5
     restart_min_generations: int = 20
-    #: spGGP (thesis §5.3.1.4): species numbers and individuals per species
-    species: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8)
+    #: spGGP (thesis §5.3.1.4): its species — a number 1..8 names a species generated from the grammar's
+    #: annotations (gp.species), a string a hand-written species file (.bnf; recorded as an absolute path) —
+    #: and individuals per species
+    species: tuple[int | str, ...] = (1, 2, 3, 4, 5, 6, 7, 8)
     species_size: int = 10
     inter_species_rate: float = 0.5
     #: random and beam search: candidates per iteration (thesis §6.1.3: 80)
@@ -122,6 +125,9 @@ class RunConfig:
     #: evaluations.jsonl, never shown to the search): what the anytime test curves of experiments
     #: (``cli.py bench``/``report``) are drawn from; a run without a test set ignores it
     trace_test: bool = False
+    #: the user's algorithm modules (a module name or a ``.py`` file each, :mod:`spaces.plugins`): imported
+    #: before the grammar is checked, and in every worker process and on Dask workers
+    plugins: tuple[str, ...] = ()
     #: stop after this many generations (None: only the budget stops the run)
     max_generations: int | None = None
     #: the method's own parameters (declared by the method: gp.search.parameters); missing ones take
@@ -129,6 +135,9 @@ class RunConfig:
     method_params: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if isinstance(self.species, (list, tuple)):  # a list or a pathlib.Path from Python: kept as JSON writes it
+            object.__setattr__(self, "species", tuple(os.fspath(s) if isinstance(s, os.PathLike) else s
+                                                      for s in self.species))
         problems = self.problems()
         if problems:
             raise ValueError("; ".join(problems))
@@ -175,9 +184,10 @@ class RunConfig:
         for name in ("population", "batch_size"):
             if getattr(self, name) > MAX_POPULATION:
                 p.append(f"{name} must be at most {MAX_POPULATION:,}, got {getattr(self, name):,}")
-        if self.species_size * len(self.species) > MAX_POPULATION:
+        n_species = len(self.species) if isinstance(self.species, tuple) else 0
+        if self.species_size * n_species > MAX_POPULATION:
             p.append(f"species × species_size must be at most {MAX_POPULATION:,}, got "
-                     f"{self.species_size * len(self.species):,}")
+                     f"{self.species_size * n_species:,}")
         for name in ("population", "tournament_size", "species_size", "batch_size", "max_depth",
                      "final_candidates", "fidelity_steps", "screening_min_rows"):
             if getattr(self, name) < 1:
@@ -221,11 +231,10 @@ class RunConfig:
             from .parameters import check_params
 
             p += check_params(self.method, METHODS[self.method].parameters, self.method_params)
-        if not self.species or any(s not in range(1, 9) for s in self.species) \
-                or len(set(self.species)) != len(self.species):
-            p.append(f"species must be distinct numbers in 1..8, got {self.species}")
-        if self.method == "spggp" and len(self.species) < 2 and self.inter_species_rate > 0:
-            p.append("inter-species crossover needs at least two species")
+        p += _species_problems(self.species)
+        if self.method == "spggp" and n_species < 2 and self.inter_species_rate > 0:
+            p.append("inter-species crossover needs at least two species: give two or more (--species), or set "
+                     "inter_species_rate to 0")
         return p
 
     @property
@@ -267,6 +276,7 @@ class RunConfig:
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
         d["species"] = list(self.species)
+        d["plugins"] = list(self.plugins)
         d["method_params"] = dict(self.method_params)
         return d
 
@@ -298,17 +308,60 @@ class RunConfig:
         fields = {f.name: f for f in dataclasses.fields(cls)}
         kwargs = {k: v for k, v in d.items() if k in fields}
         wrong = [f"{k} is {type(v).__name__} {v!r:.40}, not {fields[k].type}" for k, v in kwargs.items()
-                 if not isinstance(v, tuple(t for name in str(fields[k].type).split(" | ") for t in _JSON_TYPES[name]))
+                 if not isinstance(v, tuple(t for name in _alternatives(str(fields[k].type))
+                                            for t in _JSON_TYPES[name]))
                  or (isinstance(v, bool) and "bool" not in str(fields[k].type))]
-        if isinstance(kwargs.get("species"), (list, tuple)) and not all(type(s) is int for s in kwargs["species"]):
-            wrong.append(f"species holds something else than numbers: {kwargs['species']!r:.60}")
+        species = kwargs.get("species")
+        if isinstance(species, (list, tuple)) and not all(type(s) in (int, str) for s in species):
+            wrong.append(f"species holds something else than numbers and file names: {kwargs['species']!r:.60}")
         if wrong:
             raise ValueError("; ".join(wrong))
         if "mode" not in d:  # a run directory written before the asynchronous mode existed
             kwargs.update(THESIS_SETTINGS, eval_timeout=d.get("eval_timeout", 180.0))
         if "species" in kwargs:
             kwargs["species"] = tuple(kwargs["species"])
+        if isinstance(kwargs.get("plugins"), (list, tuple)):
+            if not all(isinstance(m, str) for m in kwargs["plugins"]):
+                raise ValueError(f"plugins holds something else than module names: {kwargs['plugins']!r:.60}")
+            kwargs["plugins"] = tuple(kwargs["plugins"])
         return cls(**kwargs)
 
     def replace(self, **changes) -> "RunConfig":
         return dataclasses.replace(self, **changes)
+
+
+def _alternatives(annotation: str) -> list[str]:
+    """The types of a field's annotation: ``int | None`` → int, None; a ``|`` inside brackets stays."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(annotation):
+        depth += {"[": 1, "]": -1}.get(c, 0)
+        if depth == 0 and annotation.startswith(" | ", i):
+            parts.append(annotation[start:i])
+            start = i + 3
+    return parts + [annotation[start:]]
+
+
+def _species_problems(species) -> list[str]:
+    """spGGP's species: numbers 1..8 (generated) and species files, at least one, each label once (a file's
+    label is its stem: two files of one name could not be told apart in the records)."""
+    if not isinstance(species, tuple) or not species:
+        return [f"species must be a non-empty list of species numbers 1..8 and species files, got {species!r:.60}"]
+    from gp.species import species_label
+
+    p = []
+    for s in species:
+        if type(s) is int:
+            if not 1 <= s <= 8:
+                p.append(f"species numbers are 1..8 (the species generated from the grammar's annotations), got {s}")
+        elif not isinstance(s, str) or not s.strip() or "\0" in s:
+            p.append(f"a species is a number 1..8 or a species grammar file, got {s!r:.60}")
+        elif not species_label(s) or species_label(s).isdigit():
+            p.append(f"species file {s}: its name labels the species in the run's records, and a number there "
+                     "would read as a generated species; rename the file")
+    if not p:
+        labels = [species_label(s) for s in species]
+        twice = sorted({str(x) for x in labels if labels.count(x) > 1})
+        if twice:
+            p.append(f"each species may be given once (a species file is labelled by its name without .bnf), got "
+                     f"{', '.join(twice)} more than once")
+    return p

@@ -2,7 +2,8 @@
 
 Generational (the thesis's, ``--mode generational``): ramped half-and-half
 initialisation; tournament selection (size 2); elitism; Whigham crossover (P_c) and
-mutation (P_m, one draw for both children); a restart with a fresh population when the
+mutation (P_m, one draw for both children), these three taken from the method's DEAP
+toolbox (:mod:`gp.search.toolbox`: a user may swap them); a restart with a fresh population when the
 best phenotype has not changed for ``restart_patience`` generations after at least
 ``restart_min_generations``. The best individual before each restart is archived for
 the final choice. Elites and unchanged children are re-evaluated through the loop's
@@ -18,29 +19,32 @@ import numpy as np
 from deap import tools
 
 from .individual import Individual
-from .method import SearchMethod, SteadyStateMethod, best_of, elites, register_method, tournament
+from .method import SearchMethod, SteadyStateMethod, best_of, elites, register_method
 from .parameters import RESHUFFLE
 from .population import SteadyPopulation
+from .toolbox import ToolboxMixin
 
 
 class Breeder:
-    """Selection and variation over one pool (a population, or one species)."""
+    """Selection and variation over one pool (a population, or one species), with the method's toolbox."""
 
     def __init__(self, method: SearchMethod):
         self.method = method
         self.config = method.config
+        self.toolbox = method.toolbox
 
     def crossover(self, p1: Individual, p2: Individual, pool: list[Individual],
                   rng: np.random.Generator) -> tuple[Individual, Individual] | None:
-        """Whigham crossover; when the parents share no rule, redraw the mate (authors' code)."""
+        """``toolbox.mate``; when the parents cannot be crossed (Whigham: they share no rule), redraw the
+        mate (authors' code)."""
         for _ in range(10):
-            children = p1.crossover(p2, self.method.variation, rng)
+            children = self.toolbox.mate(p1, p2, rng)
             if children is not None:
                 return children
-            p2 = tournament(pool, self.config.tournament_size, rng)
+            p2 = self.toolbox.select(pool, 1, rng)[0]
         return None
 
-    def breed(self, pool: list[Individual], n: int, rng: np.random.Generator, species: int | None = None,
+    def breed(self, pool: list[Individual], n: int, rng: np.random.Generator, species: int | str | None = None,
               mate_for=None) -> list[Individual]:
         """``n`` offspring of ``pool``: elites first, then pairs of varied children.
 
@@ -55,22 +59,22 @@ class Breeder:
                 new.append(children[1])
         return new
 
-    def pair(self, pool: list[Individual], rng: np.random.Generator, species: int | None = None,
+    def pair(self, pool: list[Individual], rng: np.random.Generator, species: int | str | None = None,
              mate_for=None) -> tuple[Individual, Individual]:
-        """Two children: tournament parents, crossover with P_c, mutation of both with P_m."""
+        """Two children: two selected parents, crossover with P_c, mutation of both with P_m."""
         cfg = self.config
-        p1 = tournament(pool, cfg.tournament_size, rng)
-        p2 = tournament(pool, cfg.tournament_size, rng)
+        p1, p2 = self.toolbox.select(pool, 2, rng)
         children = None
         if rng.random() < cfg.crossover_rate:
             children = mate_for(p1, p2, rng) if mate_for else self.crossover(p1, p2, pool, rng)
         if children is None:
             children = (p1.fresh(), p2.fresh())
-        if species is not None:
+        if species is not None:  # before mutation: a child mutates with its own species' grammar
             children = tuple(Individual(c.tree, species) for c in children)
         if rng.random() < cfg.mutation_rate:
-            children = tuple(c.mutate(self.method.variation, rng) for c in children)
-        return children[0], children[1]
+            children = tuple(self.toolbox.mutate(c, rng) for c in children)
+        # fresh and of the pool's species (GGP: none), whatever a user's operator handed back
+        return tuple(Individual(c.tree, species) for c in children)
 
 
 class Convergence:
@@ -98,7 +102,7 @@ class Convergence:
 
 
 @register_method
-class GGP(SteadyStateMethod):
+class GGP(ToolboxMixin, SteadyStateMethod):
     name = "ggp"
     resamples = True
     parameters = (RESHUFFLE,)
@@ -111,6 +115,11 @@ class GGP(SteadyStateMethod):
         self.hall = tools.HallOfFame(config.archive_size)
         self.steady = SteadyPopulation(config.population)
         self._restart_due = True  # the first asynchronous ask starts the population
+
+    def attach(self, grammar, meta):
+        super().attach(grammar, meta)
+        self.build_toolbox()
+        return self
 
     def fresh(self, rng: np.random.Generator, species: int | None = None, n: int | None = None) -> list[Individual]:
         trees = self.variation.population(n or self.config.population, rng, species, self.config.min_init_depth)

@@ -1,5 +1,8 @@
 """An individual: a derivation tree, the species it belongs to, and its fitness.
 
+The species is spGGP's label (a generated species' number, a species file's stem; None in
+GGP): it picks the grammar the individual mutates with and is what the run's records show.
+
 Individuals stay the project's own picklable trees (:class:`gp.tree.Node`); DEAP
 only sees the ``fitness`` attribute (a :class:`deap.base.Fitness`), which is what
 its statistics, hall of fame and logbook need. TPOT-style, an individual knows how
@@ -37,7 +40,8 @@ class Fitness(base.Fitness):
 class Individual:
     __slots__ = ("tree", "species", "fitness")
 
-    def __init__(self, tree: Node, species: int | None = None, fitness: float | None = None, level: int = 0):
+    def __init__(self, tree: Node, species: int | str | None = None, fitness: float | None = None,
+                 level: int = 0):
         self.tree = tree
         self.species = species
         self.fitness = Fitness()

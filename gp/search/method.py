@@ -7,7 +7,8 @@ the end re-evaluates the method's :meth:`~SearchMethod.archive` on a fresh split
 Methods differ only in how they propose candidates:
 
 * GGP and speciated GGP breed the told population with tournament selection and
-  Whigham crossover and mutation (:mod:`gp.search.ggp`, :mod:`gp.search.spggp`);
+  Whigham crossover and mutation (:mod:`gp.search.ggp`, :mod:`gp.search.spggp`), taken
+  from a DEAP toolbox a user may re-register (:mod:`gp.search.toolbox`);
 * random search samples fresh derivations (:mod:`gp.search.sampling`);
 * beam search mutates the incumbent (:mod:`gp.search.beam`).
 
@@ -242,8 +243,8 @@ def tournament(pool: list[Individual], size: int, rng: np.random.Generator) -> I
 
     Written here rather than taken from ``deap.tools.selTournament`` because DEAP's
     selectors draw from Python's global ``random`` module, and a run must depend on
-    its one explicit numpy Generator only.
-    """
+    its one explicit numpy Generator only. GGP and spGGP call it through their toolbox
+    (:func:`gp.search.toolbox.tournament_select`)."""
     picks = rng.integers(0, len(pool), size=size)
     best = pool[int(picks[0])]
     for i in picks[1:]:

@@ -24,6 +24,7 @@ from evaluation.learnable import check_fold_rows, check_learnable
 from gp.bnf_parser import load_grammar
 from gp.errors import DataError
 from gp.grammar import Grammar
+from gp.species import resolve_species
 from spaces.grammar_check import grammar_produces, registry_check
 
 from .config import RunConfig
@@ -184,6 +185,8 @@ def start(config: RunConfig, grammar: str | Path | Grammar, data: RunData, out: 
     :mod:`evaluation.learnable` before a run directory exists (a refusal leaves none); each
     warning goes to ``warn`` as a line ready to print. The run directory is locked while the
     search runs (:mod:`gp.search.lock`)."""
+    config = config.replace(plugins=_plugins(config.plugins))  # recorded as files' absolute paths
+    config = config.replace(species=resolve_species(config.species))  # species files too (gp.species)
     g = grammar if isinstance(grammar, Grammar) else load_grammar(grammar)
     # a grammar no tree of which the mapper can build fails here, not per candidate
     warnings, produced = registry_check(g)
@@ -208,6 +211,7 @@ def start(config: RunConfig, grammar: str | Path | Grammar, data: RunData, out: 
             "method": config.method, "config": config.to_dict(),
             "grammar": str(Path(g.path).resolve()) if Path(g.path).exists() else g.path,
             "grammar_sha256": _sha256(g.path) if Path(g.path).exists() else None,
+            "species_sha256": {s: _sha256(s) for s in config.species if isinstance(s, str)},
             "data": {**data.description, "warnings": data_warnings}, "versions": library_versions(),
             "argv": list(argv) if argv is not None else sys.argv, "started": _dt.datetime.now().isoformat(),
         })
@@ -217,6 +221,29 @@ def start(config: RunConfig, grammar: str | Path | Grammar, data: RunData, out: 
     finally:
         if run is not None:
             run.release()
+
+
+def _plugins(specs) -> tuple[str, ...]:
+    """The run's plug-in modules imported in this process (:mod:`spaces.plugins`); RunError if one fails."""
+    from spaces.plugins import PluginError, load_plugins
+
+    try:
+        return load_plugins(specs)
+    except PluginError as exc:
+        raise RunError(str(exc)) from None
+
+
+def _check_species_files(config: RunConfig, record: dict) -> None:
+    """A resumed spGGP run's species files exist and are the files it started with (as its grammar)."""
+    recorded = record.get("species_sha256") if isinstance(record.get("species_sha256"), dict) else {}
+    for spec in config.species:
+        if not isinstance(spec, str):
+            continue
+        if not Path(spec).is_file():
+            raise RunError(f"the run's species file {spec} no longer exists")
+        if recorded.get(spec) and _sha256(spec) != recorded[spec]:
+            raise RunError(f"species file {spec} has changed since the run started; a resumed run must use the "
+                           "same species (restore the file, or start a new run)")
 
 
 def _text(value, *, optional: bool = False) -> bool:
@@ -302,6 +329,8 @@ def _resume(run: RunDirectory, observers, workers: int | None, scheduler: str | 
         raise RunError(f"{grammar_path} has changed since the run started; a resumed run must use the same "
                        "grammar (restore the file, or start a new run)")
     desc = record["data"]
+    _check_species_files(config, record)
+    _plugins(config.plugins)  # before the grammar: its terminals may be the plug-ins' algorithms
     grammar = load_grammar(grammar_path)
     try:
         data = load_run_data(desc.get("path"), desc.get("test"), desc.get("fold"), desc.get("target"),
@@ -346,7 +375,7 @@ def run_loop(config: RunConfig, grammar: Grammar, data: RunData, state: SearchSt
             "data_name": data.description.get("name", "data"), "workers": config.worker_count,
             "scheduler": config.scheduler, "resumed": bool(restored) or state.generation > 0,
             "test_source": _test_source(data.description), "run_dir": None if run is None else str(run.path)}
-    with make_engine(config.workers, limits, config.scheduler) as engine:
+    with make_engine(config.workers, limits, config.scheduler, config.plugins) as engine:
         info["workers"] = state.keeper.workers = engine.workers
         loop = SearchLoop(config=config, grammar=grammar, train=data.train, test=data.test, engine=engine,
                           state=state, run=run, observers=list(observers), restored=list(restored), info=info)

@@ -9,6 +9,10 @@ hyper-parameter at a *sentinel* default (WEKA's "automatic" value, e.g. RandomFo
 tree mixes subtrees of several species grammars; every node is a valid expansion of
 its rule in one of them (:func:`gp.validity.tree_problems_in_any`), and the mapper
 reads rule names and values only, so such trees compile like any other.
+
+A hand-written species file (spGGP's ``--species …,FILE.bnf``) is one more species grammar, given
+ready-made in ``species_grammars`` under its label (the file's stem) instead of derived from the
+annotations; :mod:`gp.search.spggp` checks it against the run's grammar before it gets here.
 """
 from __future__ import annotations
 
@@ -31,33 +35,36 @@ class Variation:
     meta: DatasetMeta
     max_depth: int = DEFAULT_MAX_DEPTH
     policy: SamplingPolicy = field(default_factory=UniformPolicy)
+    #: hand-written species grammars by label (a species file's stem); a number is a generated species
+    species_grammars: dict[str, Grammar] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.bound: BoundGrammar = self.grammar.bind(self.meta)
-        self._generators: dict[int | None, TreeGenerator] = {None: TreeGenerator(self.bound, self.policy)}
+        self._generators: dict[int | str | None, TreeGenerator] = {None: TreeGenerator(self.bound, self.policy)}
 
-    def generator(self, species: int | None = None) -> TreeGenerator:
-        """The tree generator of a species (None: the full grammar); species grammars are
-        derived from the run's grammar on first use."""
+    def generator(self, species: int | str | None = None) -> TreeGenerator:
+        """The tree generator of a species (None: the full grammar): a species file's grammar, or the
+        generated species derived from the run's grammar on first use."""
         if species not in self._generators:
-            sg = make_species(self.grammar, species)
+            sg = self.species_grammars.get(species) or make_species(self.grammar, species)
             self._generators[species] = TreeGenerator(sg.bind(self.meta), self.policy)
         return self._generators[species]
 
-    def population(self, n: int, rng: np.random.Generator, species: int | None = None,
+    def population(self, n: int, rng: np.random.Generator, species: int | str | None = None,
                    min_depth: int = 2) -> list[Node]:
         """Ramped half-and-half from the species' grammar, duplicates rejected."""
         return self.generator(species).ramped_half_and_half(n, rng, min_depth=min_depth, max_depth=self.max_depth)
 
-    def mutate(self, tree: Node, species: int | None, rng: np.random.Generator) -> Node:
+    def mutate(self, tree: Node, species: int | str | None, rng: np.random.Generator) -> Node:
         return whigham_mutation(tree, self.generator(species), rng, self.max_depth)
 
     def crossover(self, t1: Node, t2: Node, rng: np.random.Generator) -> tuple[Node, Node] | None:
         return whigham_crossover(t1, t2, rng, self.max_depth)
 
     def __getstate__(self):  # generators are rebuilt, not pickled
-        return {"grammar": self.grammar, "meta": self.meta, "max_depth": self.max_depth, "policy": self.policy}
+        return {"grammar": self.grammar, "meta": self.meta, "max_depth": self.max_depth, "policy": self.policy,
+                "species_grammars": self.species_grammars}
 
     def __setstate__(self, state) -> None:
-        self.__dict__.update(state)
+        self.__dict__.update({"species_grammars": {}, **state})
         self.__post_init__()

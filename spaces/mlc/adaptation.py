@@ -79,7 +79,7 @@ class BPNN(MLCEstimator):
 
 @register("BPNN", kind="mlc-aa")
 def ml_bpnn(p: Params) -> BPNN:
-    """ML-BPNN: ne epochs, nhu hidden units (default 10), learning rate, momentum."""
-    return BPNN(epochs=p.int("ne", 100), hidden_units=p.int("nhu_bpnn", 10),
-                learning_rate=p.real("lr_bpnn", 0.1), momentum=p.real("m_bpnn", 0.1),
+    """ML-BPNN: ne epochs, nhu_bpnn hidden units, learning rate lr_bpnn, momentum m_bpnn."""
+    return BPNN(epochs=p.int("ne"), hidden_units=p.int("nhu_bpnn"),
+                learning_rate=p.real("lr_bpnn"), momentum=p.real("m_bpnn"),
                 random_state=p.random_state)

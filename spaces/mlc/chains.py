@@ -687,21 +687,21 @@ def build_pcc(p, base):
 @register("MCC", kind="mlc")
 def build_mcc(p, base):
     """MCC / M2CC: chain-order search (chi_mcc, pof) and Monte-Carlo inference (ii)."""
-    return MCC(base=base, chain_iterations=p.int("chi_mcc", 0), inference_iterations=p.int("ii", 10),
-               payoff=p.cat("pof", "Exact_match"), random_state=p.random_state)
+    return MCC(base=base, chain_iterations=p.int("chi_mcc"), inference_iterations=p.int("ii"),
+               payoff=p.cat("pof"), random_state=p.random_state)
 
 
 @register("PMCC", kind="mlc")
 def build_pmcc(p, base):
     """PMCC: population (ps) of chains from chi_PMCC proposals (ts, B), pof, ii samples."""
-    return PMCC(base=base, population_size=p.int("ps", 10), chain_iterations=p.int("chi_PMCC", 50),
-                inference_iterations=p.int("ii", 10), beta=p.real("B", 0.03),
-                temperature=bool(p.int("ts", 0)), payoff=p.cat("pof", "Exact_match"),
+    return PMCC(base=base, population_size=p.int("ps"), chain_iterations=p.int("chi_PMCC"),
+                inference_iterations=p.int("ii"), beta=p.real("B"),
+                temperature=bool(p.int("ts")), payoff=p.cat("pof"),
                 random_state=p.random_state)
 
 
 @register("BCC", kind="mlc")
 def build_bcc(p, base):
     """BCC: maximum-spanning-tree chain over the dp_bcc dependency matrix (or LEAD)."""
-    dependency = "LEAD" if p.has("LEAD") else p.cat("dp_bcc", "Ibf")
+    dependency = "LEAD" if p.has("LEAD") else p.cat("dp_bcc")
     return BCC(base=base, dependency=dependency, random_state=p.random_state)

@@ -355,24 +355,24 @@ def build_lc(p: Params, base):
 @register("PS", kind="mlc")
 def build_ps(p: Params, base):
     """PS: pruned sets (pv prune count ≤ p, 0 = LC; sv subsets); score = max-marginal."""
-    return PS(base=base, pruning=p.int("pv", 0), subsampling=p.int("sv", 0), random_state=p.random_state)
+    return PS(base=base, pruning=p.int("pv"), subsampling=p.int("sv"), random_state=p.random_state)
 
 
 @register("PSt", kind="mlc")
 def build_pst(p: Params, base):
     """PSt: pruned sets; score = per-label marginal Σ P(S∋j)."""
-    return PSt(base=base, pruning=p.int("pv", 0), subsampling=p.int("sv", 0), random_state=p.random_state)
+    return PSt(base=base, pruning=p.int("pv"), subsampling=p.int("sv"), random_state=p.random_state)
 
 
 @register("RAkEL", kind="mlc")
 def build_rakel(p: Params, base):
     """RAkEL: sre PS models on random les-subsets; score = vote fraction."""
-    return RAkEL(base=base, n_models=p.int("sre", 10), k=p.int("les", 3), pruning=p.int("pv", 0),
-                 subsampling=p.int("sv", 0), random_state=p.random_state)
+    return RAkEL(base=base, n_models=p.int("sre"), k=p.int("les"), pruning=p.int("pv"),
+                 subsampling=p.int("sv"), random_state=p.random_state)
 
 
 @register("RAkELd", kind="mlc")
 def build_rakeld(p: Params, base):
     """RAkELd: PS on ⌊L/les⌋ disjoint label groups; score = PS max-marginal."""
-    return RAkELd(base=base, k=p.int("les", 3), pruning=p.int("pv", 0), subsampling=p.int("sv", 0),
+    return RAkELd(base=base, k=p.int("les"), pruning=p.int("pv"), subsampling=p.int("sv"),
                   random_state=p.random_state)

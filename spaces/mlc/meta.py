@@ -181,35 +181,35 @@ class SubsetMapper(MLCEstimator):
 
 @register("BaggingML", kind="meta-mlc")
 def bagging_ml(p: Params, base) -> BaggingML:
-    return BaggingML(base, iterations=p.int("i_metamlc", 10), random_state=p.random_state)
+    return BaggingML(base, iterations=p.int("i_metamlc"), random_state=p.random_state)
 
 
 @register("BaggingMLDup", kind="meta-mlc")
 def bagging_ml_dup(p: Params, base) -> BaggingMLDup:
-    return BaggingMLDup(base, bag_percent=p.int("bsp_bagdup", 67), iterations=p.int("i_metamlc", 10),
+    return BaggingMLDup(base, bag_percent=p.int("bsp_bagdup"), iterations=p.int("i_metamlc"),
                         random_state=p.random_state)
 
 
 @register("EnsembleML", kind="meta-mlc")
 def ensemble_ml(p: Params, base) -> EnsembleML:
-    return EnsembleML(base, bag_percent=p.int("bsp_ensembleML", 67), iterations=p.int("i_metamlc", 10),
+    return EnsembleML(base, bag_percent=p.int("bsp_ensembleML"), iterations=p.int("i_metamlc"),
                       random_state=p.random_state)
 
 
 @register("RSML", kind="meta-mlc")
 def rsml(p: Params, base) -> RSML:
-    return RSML(base, bag_percent=p.int("bsp_rsml", 67), iterations=p.int("i_metamlc", 10),
-                attribute_percent=p.int("ap", 50), random_state=p.random_state)
+    return RSML(base, bag_percent=p.int("bsp_rsml"), iterations=p.int("i_metamlc"),
+                attribute_percent=p.int("ap"), random_state=p.random_state)
 
 
 @register("EMax", kind="meta-mlc")
 def emax(p: Params, base) -> EMax:
-    return EMax(base, iterations=p.int("i_metamlc", 10), random_state=p.random_state)
+    return EMax(base, iterations=p.int("i_metamlc"), random_state=p.random_state)
 
 
 @register("CMax", kind="meta-mlc")
 def cmax(p: Params, base) -> CMax:
-    return CMax(base, iterations=p.int("i_metamlc", 10), random_state=p.random_state)
+    return CMax(base, iterations=p.int("i_metamlc"), random_state=p.random_state)
 
 
 @register("SM", kind="meta-mlc")

@@ -302,14 +302,14 @@ def build_cc(p: Params, base):
 
 @register("BRq", kind="mlc")
 def build_brq(p: Params, base):
-    """BRq: BR with negatives undersampled to ratio dsr (default 0.75)."""
-    return BRq(base=base, downsample_ratio=p.real("dsr", 0.75), random_state=p.random_state)
+    """BRq: BR with negatives undersampled to ratio dsr."""
+    return BRq(base=base, downsample_ratio=p.real("dsr"), random_state=p.random_state)
 
 
 @register("CCq", kind="mlc")
 def build_ccq(p: Params, base):
-    """CCq: randomly ordered CC with negatives undersampled per link to ratio dsr (default 0.75)."""
-    return CCq(base=base, downsample_ratio=p.real("dsr", 0.75), random_state=p.random_state)
+    """CCq: randomly ordered CC with negatives undersampled per link to ratio dsr."""
+    return CCq(base=base, downsample_ratio=p.real("dsr"), random_state=p.random_state)
 
 
 @register("FW", kind="mlc")

@@ -358,27 +358,27 @@ class CDT(CDN):
 
 def _trellis_gate(p) -> tuple[int, int]:
     """(width code, density) from the ``<w>`` gate: ``0 1`` → (0, 1); ``-1 <d>`` → (-1, d)."""
-    vals = p.values.get("w") or ()
-    code = int(float(vals[0])) if vals else -1
+    # absent (or EMPTY in a user's grammar): the gate's default alternative, at <d>'s default
+    vals = p.values.get("w") or p.default("w")
+    code = int(float(vals[0]))
     if code == 0:
         return 0, 1
-    fallback = int(float(vals[1])) if len(vals) > 1 else 1
-    return code, p.int("d", fallback)
+    return code, int(float(vals[1])) if len(vals) > 1 else p.int("d")
 
 
 @register("CT", kind="mlc")
 def build_ct(p, base):
     """CT: trellis (w gate, d), reordered by dp_ct when chi_ct > 0, MCC inference (ii)."""
     width, density = _trellis_gate(p)
-    return CT(base=base, chain_iterations=p.int("chi_ct", 0), width=width, density=density,
-              dependency=p.cat("dp_ct", "Ibf"), inference_iterations=p.int("ii", 10),
-              payoff=p.cat("pof", "Exact_match"), random_state=p.random_state)
+    return CT(base=base, chain_iterations=p.int("chi_ct"), width=width, density=density,
+              dependency=p.cat("dp_ct"), inference_iterations=p.int("ii"),
+              payoff=p.cat("pof"), random_state=p.random_state)
 
 
 @register("CDN", kind="mlc")
 def build_cdn(p, base):
     """CDN: fully connected dependency network, i_cdn_cdt Gibbs sweeps, last ci collected."""
-    return CDN(base=base, iterations=p.int("i_cdn_cdt", 1000), collection_iterations=p.int("ci", 100),
+    return CDN(base=base, iterations=p.int("i_cdn_cdt"), collection_iterations=p.int("ci"),
                random_state=p.random_state)
 
 
@@ -386,6 +386,6 @@ def build_cdn(p, base):
 def build_cdt(p, base):
     """CDT: dependency network on a trellis (w gate, d, dp_cdt), Gibbs as CDN."""
     width, density = _trellis_gate(p)
-    return CDT(base=base, width=width, density=density, dependency=p.cat("dp_cdt", "None"),
-               iterations=p.int("i_cdn_cdt", 1000), collection_iterations=p.int("ci", 100),
+    return CDT(base=base, width=width, density=density, dependency=p.cat("dp_cdt"),
+               iterations=p.int("i_cdn_cdt"), collection_iterations=p.int("ci"),
                random_state=p.random_state)

@@ -135,7 +135,7 @@ class WekaNaiveBayesMultinomial(_ProbaClassifier):
         if np.any((X < 0) & (w[:, None] > 0)):
             raise ValueError("Negative values in data passed to NaiveBayesMultinomial: numeric "
                              "attribute values must all be greater or equal to zero (as in WEKA)")
-        C, M = self.classes_.size, X.shape[1]
+        C = self.classes_.size
         onehot = np.zeros((X.shape[0], C))
         onehot[np.arange(X.shape[0]), y_enc] = w
         word_counts = 1.0 + onehot.T @ X                             # (C, M), Laplace
@@ -231,7 +231,7 @@ class WekaBayesNet(_ProbaClassifier):
 @register("NaiveBayes", kind="slc")
 def naive_bayes(p: Params):
     """NaiveBayes: <NB-Parameters> uke = kernel estimator, usd = MDL discretisation, EMPTY = normal."""
-    option = p.cat("NB-Parameters", None)
+    option = p.cat("NB-Parameters")
     estimator = {"uke": "kernel", "usd": "discretize", None: "normal"}.get(option)
     if estimator is None:
         raise ValueError(f"NaiveBayes: unknown <NB-Parameters> value {option!r} ({p.origin})")
@@ -247,4 +247,4 @@ def naive_bayes_multinomial(p: Params):
 @register("BayesNet", kind="slc")
 def bayes_net(p: Params):
     """BayesNet: <bnc_search> ∈ TAN | K2 | HillClimber | LAGDHillClimber | SimulatedAnnealing | TabuSearch."""
-    return WekaBayesNet(search=p.cat("bnc_search", "K2"), max_parents=2, random_state=p.random_state)
+    return WekaBayesNet(search=p.cat("bnc_search"), max_parents=2, random_state=p.random_state)

@@ -69,8 +69,8 @@ def b_member(b: str, seed: int):
 def stacking(p: Params, base):
     """Stacking: <nbc_st> base copies + type <b_st>; Logistic on <x_st>-fold out-of-fold probabilities; seed <s_st>."""
     seed = p.seed("s_st")
-    return Stacking(base, n_copies=p.int("nbc_st", 1), extra_estimator=b_member(p.cat("b_st", "2"), seed),
-                    n_folds=p.int("x_st", 10), final_estimator=_registry_default("LogisticRegression", seed),
+    return Stacking(base, n_copies=p.int("nbc_st"), extra_estimator=b_member(p.cat("b_st"), seed),
+                    n_folds=p.int("x_st"), final_estimator=_registry_default("LogisticRegression", seed),
                     random_state=seed)
 
 
@@ -78,8 +78,8 @@ def stacking(p: Params, base):
 def vote(p: Params, base):
     """Vote: <nbc_vt> base copies + type <b_vt>, combined by <r_vt> (AVG|PROD|MAJ|MIN|MAX|MED); seed <s_vt>."""
     seed = p.seed("s_vt")
-    rule = str(p.cat("r_vt", "AVG")).strip().upper()
+    rule = str(p.cat("r_vt")).strip().upper()
     if rule not in RULES:
         raise ValueError(f"r_vt must be one of {RULES}, got {rule!r}")
-    return Vote(base, n_copies=p.int("nbc_vt", 1), extra_estimator=b_member(p.cat("b_vt", "2"), seed),
+    return Vote(base, n_copies=p.int("nbc_vt"), extra_estimator=b_member(p.cat("b_vt"), seed),
                 combination_rule=rule, random_state=seed)

@@ -184,8 +184,8 @@ class WekaVotedPerceptron(ReplacesMissingValues, ClassifierMixin, BaseEstimator)
 @register("VotedPerceptron", kind="slc")
 def voted_perceptron(p: Params):
     """VotedPerceptron: i epochs, mk max perceptrons, e exponent of (x·y+1)^e; inputs scaled to [0, 1]."""
-    return WekaVotedPerceptron(n_iter=p.int("i", 1), max_k=p.int("mk", 10000),
-                               exponent=p.real("e", 1.0), normalize=True, random_state=p.random_state)
+    return WekaVotedPerceptron(n_iter=p.int("i"), max_k=p.int("mk"),
+                               exponent=p.real("e"), normalize=True, random_state=p.random_state)
 
 
 @register("MultilayerPerceptron", kind="slc")
@@ -193,7 +193,7 @@ def multilayer_perceptron(p: Params):
     """MultilayerPerceptron: lr, momentum m (both up to 1.0; a diverging network raises
     NetworkDiverged), hidden wildcard nhn; n2b/reset switch features OFF; seed s_mlp (WEKA -S)."""
     return WekaMultilayerPerceptron(
-        learning_rate=p.real("lr", 0.3), momentum=p.real("m", 0.2), hidden_layers=p.cat("nhn", "a"),
+        learning_rate=p.real("lr"), momentum=p.real("m"), hidden_layers=p.cat("nhn"),
         nominal_to_binary=not p.flag("n2b"), reset=not p.flag("reset"), decay=p.flag("decay"),
         random_state=p.seed("s_mlp"))
 
@@ -201,15 +201,15 @@ def multilayer_perceptron(p: Params):
 @register("SGD", kind="slc")
 def sgd(p: Params):
     """SGD: loss lf (0 hinge, 1 log, 2 squared), lr_sgd, ridge r_sgd; nn/nrmv switch features OFF."""
-    return WekaSGD(loss=int(p.cat("lf", "0")), learning_rate=p.real("lr_sgd", 0.01),
-                   ridge=p.real("r_sgd", 1e-4), normalize=not p.flag("nn"),
+    return WekaSGD(loss=int(p.cat("lf")), learning_rate=p.real("lr_sgd"),
+                   ridge=p.real("r_sgd"), normalize=not p.flag("nn"),
                    replace_missing=not p.flag("nrmv"), random_state=p.random_state)
 
 
 @register("LogisticRegression", kind="slc")
 def logistic_regression(p: Params):
     """WEKA Logistic with ridge r_lr (C = 1/(2·ridge) on standardised attributes)."""
-    return WekaLogistic(ridge=p.real("r_lr", 1e-8), random_state=p.random_state)
+    return WekaLogistic(ridge=p.real("r_lr"), random_state=p.random_state)
 
 
 @register("SMO", kind="slc")
@@ -220,10 +220,8 @@ def smo(p: Params):
     elif p.has(_kernels.RBF):
         kernel = _kernels.RBF
     else:
-        kernel = p.cat("poly_kernel", _kernels.POLY)
-    # <ulo> defaults to present (decision 9): absent from the tree means "use lower-order terms"
-    lower_order = p.flag("ulo") if "ulo" in p else True
-    return WekaSMO(C=p.real("c", 1.0), filter_type=int(p.cat("ft", "0")), build_calibration=p.flag("bcm"),
-                   kernel=kernel, exponent=p.real("exp", 1.0), lower_order=lower_order,
-                   omega=p.real("om", 1.0), sigma=p.real("sig", 1.0), gamma=p.real("g", 0.01),
+        kernel = p.cat("poly_kernel")
+    return WekaSMO(C=p.real("c"), filter_type=int(p.cat("ft")), build_calibration=p.flag("bcm"),
+                   kernel=kernel, exponent=p.real("exp"), lower_order=p.flag("ulo"),
+                   omega=p.real("om"), sigma=p.real("sig"), gamma=p.real("g"),
                    random_state=p.random_state)

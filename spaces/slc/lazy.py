@@ -275,15 +275,15 @@ class WekaKStar(ClassifierMixin, BaseEstimator):
 @register("KNN", kind="slc")
 def knn(p: Params):
     """KNN (IBk): <k_nn> neighbours, <loo> hold-one-out choice of k, <dw> F = 1-d, I = 1/d."""
-    dw = p.cat("dw", None)
+    dw = p.cat("dw")
     weighting = {None: "none", "F": "similarity", "I": "inverse"}.get(dw)
     if weighting is None:
         raise ValueError(f"KNN: unknown <dw> value {dw!r} ({p.origin})")
-    return WekaIBk(n_neighbors=p.int("k_nn", 1), loo=p.flag("loo"), distance_weighting=weighting)
+    return WekaIBk(n_neighbors=p.int("k_nn"), loo=p.flag("loo"), distance_weighting=weighting)
 
 
 @register("KStar", kind="slc")
 def kstar(p: Params):
     """KStar: <gb> global blend %, <eab> entropic auto-blend, <mm> missing mode a|d|m|n."""
-    return WekaKStar(global_blend=p.int("gb", 20), entropic_auto_blend=p.flag("eab"),
-                     missing_mode=p.cat("mm", "a"), random_state=p.random_state)
+    return WekaKStar(global_blend=p.int("gb"), entropic_auto_blend=p.flag("eab"),
+                     missing_mode=p.cat("mm"), random_state=p.random_state)

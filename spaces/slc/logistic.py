@@ -219,7 +219,7 @@ class WekaLMT(ReplacesMissingValues, ClassifierMixin, BaseEstimator):
 # ---------------------------------------------------------------------------------- builders
 def _weight_trim_beta(p: Params) -> float:
     """The optional <wtb> behind its gate <wtb_opt> (absent = 0, no trimming)."""
-    return p.real("wtb", 0.0) if p.flag("wtb_opt") else 0.0
+    return p.real("wtb") if p.flag("wtb_opt") else 0.0
 
 
 @register("SimpleLogistic", kind="slc")
@@ -232,7 +232,7 @@ def simple_logistic(p: Params):
 @register("LMT", kind="slc")
 def lmt(p: Params):
     """LMT: mno_lmt rows to split, cn, sor (residual splits), fr = DISABLE fast regression, eop, uaic, wtb."""
-    return WekaLMT(min_num_instances=p.int("mno_lmt", 15), convert_nominal=p.flag("cn"),
+    return WekaLMT(min_num_instances=p.int("mno_lmt"), convert_nominal=p.flag("cn"),
                    split_on_residuals=p.flag("sor"), fast_regression=not p.flag("fr"),
                    error_on_probabilities=p.flag("eop"), use_aic=p.flag("uaic"),
                    weight_trim_beta=_weight_trim_beta(p), random_state=p.random_state)

@@ -1,8 +1,8 @@
 """Single-label meta-classifiers of the Large space (grammar Box 5.4 and the ``ASC <sm>`` wrapper).
 
-Each builder reads its hyper-parameters by the grammar's rule names (defaults = the ``#@``
-annotations, i.e. Appendix A) and wraps the unfitted base SLC it is given. The estimators live
-in one module per concept:
+Each builder reads its hyper-parameters by the grammar's rule names (an absent rule is at its
+``#@`` annotation's default, i.e. Appendix A: ``spaces/params.py``) and wraps the unfitted base
+SLC it is given. The estimators live in one module per concept:
 
 * ``ASC``             → :class:`AttributeSelectedClassifier` (``_meta_asc``, CFS in ``_cfs``)
 * ``AdaBoostM1``      → :class:`AdaBoostM1` (``_meta_boost``)
@@ -33,14 +33,14 @@ __all__ = ["AttributeSelectedClassifier", "AdaBoostM1", "Bagging", "RandomCommit
 @register("ASC", kind="meta-slc")
 def attribute_selected_classifier(p: Params, base):
     """ASC: CfsSubsetEval merit searched by <sm> (BestFirst | GreedyStepwise), then the base on the kept attributes."""
-    return AttributeSelectedClassifier(base, search=p.cat("sm", "BestFirst"), random_state=p.random_state)
+    return AttributeSelectedClassifier(base, search=p.cat("sm"), random_state=p.random_state)
 
 
 @register("AdaBoostM1", kind="meta-slc")
 def adaboost_m1(p: Params, base):
     """AdaBoostM1: <ni_ada> rounds, weight threshold <wt>% (100 = no trimming), <ur> = resampling
     (SAMME for K>2), seed <s_ada>."""
-    return AdaBoostM1(base, n_estimators=p.int("ni_ada", 10), weight_threshold=p.int("wt", 100),
+    return AdaBoostM1(base, n_estimators=p.int("ni_ada"), weight_threshold=p.int("wt"),
                       use_resampling=p.flag("ur"), random_state=p.seed("s_ada"))
 
 
@@ -49,8 +49,9 @@ def bagging(p: Params, base):
     """Bagging: <ni_bagging> bags of <bsp_bagging>% of the rows ('100 coob': full bags + out-of-bag
     error), seed <s_bagging>."""
     oob = p.has("coob")
-    percent = 100 if oob else p.int("bsp_bagging", 100)
-    return Bagging(base, n_estimators=p.int("ni_bagging", 10), bag_size_percent=percent,
+    # WEKA computes the out-of-bag error only with full-size bags ('100 coob')
+    percent = 100 if oob else p.int("bsp_bagging")
+    return Bagging(base, n_estimators=p.int("ni_bagging"), bag_size_percent=percent,
                    oob_score=oob, random_state=p.seed("s_bagging"))
 
 
@@ -58,18 +59,19 @@ def bagging(p: Params, base):
 def random_committee(p: Params, base):
     """RandomCommittee: <ni_rc> differently seeded copies of the base on all rows, probabilities
     averaged, seed <s_rc>."""
-    return RandomCommittee(base, n_estimators=p.int("ni_rc", 10), random_state=p.seed("s_rc"))
+    return RandomCommittee(base, n_estimators=p.int("ni_rc"), random_state=p.seed("s_rc"))
 
 
 @register("RandomSubSpace", kind="meta-slc")
 def random_subspace(p: Params, base):
     """RandomSubSpace: <ni_rss> members on random attribute subsets of fraction <sss>, probabilities averaged."""
-    return RandomSubSpace(base, n_estimators=p.int("ni_rss", 10), subspace_size=p.real("sss", 0.5),
+    return RandomSubSpace(base, n_estimators=p.int("ni_rss"), subspace_size=p.real("sss"),
                           random_state=p.random_state)
 
 
 @register("LWL", kind="meta-slc")
 def locally_weighted_learning(p: Params, base):
     """LWL: a kernel-weighted base fit per test row; <k_lwl> neighbours (-1 = all), kernel <wk> (EMPTY = linear)."""
-    return LocallyWeightedLearning(base, n_neighbors=p.int("k_lwl", -1), kernel=int(float(p.cat("wk", "0"))),
+    wk = p.cat("wk")  # EMPTY leaves WEKA's -U unset: its default kernel, 0 = linear
+    return LocallyWeightedLearning(base, n_neighbors=p.int("k_lwl"), kernel=0 if wk is None else int(float(wk)),
                                    random_state=p.random_state)

@@ -23,8 +23,8 @@ __all__ = ["WekaJRip", "WekaPART", "WekaDecisionTable", "WekaOneR", "WekaZeroR"]
 def jrip(p: Params):
     """JRip (RIPPER): mtw min. positive weight per condition, cer = no error-rate check,
     up = no pruning, o optimisation runs."""
-    return WekaJRip(min_weight=p.real("mtw", 2.0), check_error_rate=not p.flag("cer"),
-                    use_pruning=not p.flag("up"), optimizations=p.int("o", 2),
+    return WekaJRip(min_weight=p.real("mtw"), check_error_rate=not p.flag("cer"),
+                    use_pruning=not p.flag("up"), optimizations=p.int("o"),
                     random_state=p.random_state)
 
 
@@ -33,23 +33,24 @@ def part(p: Params):
     """PART: partial C4.5 trees → decision list; mno_part min. leaf weight, bs binary splits,
     rep <nr> (reduced-error pruning, nr folds) or ebp (C4.5 error-based pruning, CF 0.25)."""
     rep = p.has("rep")
-    return WekaPART(min_no_obj=p.int("mno_part", 2), binary_splits=p.flag("bs"),
-                    reduced_error_pruning=rep, num_folds=p.int("nr", 3) if rep else 3,
+    # without REP the folds are unused; <nr> is then absent and reads as its default, as in WEKA
+    return WekaPART(min_no_obj=p.int("mno_part"), binary_splits=p.flag("bs"),
+                    reduced_error_pruning=rep, num_folds=p.int("nr"),
                     random_state=p.random_state)
 
 
 @register("DecisionTable", kind="slc")
 def decision_table(p: Params):
     """DecisionTable: em measure, uibk = 1-NN for unmatched rows, sm search, crv folds (1 = LOO)."""
-    return WekaDecisionTable(evaluation_measure=p.cat("em", "acc"), use_ibk=p.flag("uibk"),
-                             search=p.cat("sm", "BestFirst"), cv_folds=p.int("crv", 1),
+    return WekaDecisionTable(evaluation_measure=p.cat("em"), use_ibk=p.flag("uibk"),
+                             search=p.cat("sm"), cv_folds=p.int("crv"),
                              random_state=p.random_state)
 
 
 @register("OneR", kind="slc")
 def one_r(p: Params):
     """OneR: one bucketed attribute, mbs minimum bucket size (hard learner)."""
-    return WekaOneR(min_bucket_size=p.int("mbs", 6), random_state=p.random_state)
+    return WekaOneR(min_bucket_size=p.int("mbs"), random_state=p.random_state)
 
 
 @register("ZeroR", kind="slc")

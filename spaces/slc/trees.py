@@ -312,7 +312,7 @@ def j48(p: Params):
     bs has no effect (numeric inputs, binary splits already). A confidence above 0.5 adds no
     pessimistic errors (WEKA's Stats.addErrs warns and returns 0), so error-based pruning then
     only cuts splits that do not lower the training error by more than 0.1."""
-    return J48Classifier(min_num_obj=p.int("mno_c45", 2), confidence_factor=p.real("cf_c45", 0.25),
+    return J48Classifier(min_num_obj=p.int("mno_c45"), confidence_factor=p.real("cf_c45"),
                          unpruned=p.has("u"), collapse_tree=not p.flag("ct"),
                          subtree_raising=not p.flag("sr"), use_mdl_correction=not p.flag("umc"),
                          use_laplace=p.flag("ul"), random_state=p.random_state)
@@ -329,8 +329,8 @@ def decision_stump(p: Params):
 def random_forest(p: Params):
     """RandomForest: nt trees, nf_rf features (0 = int(log2(M)+1), at most M), depth md_rf
     (0 = unlimited)."""
-    return WekaRandomForest(n_estimators=p.int("nt", 100), n_features=p.int("nf_rf", 0),
-                            max_depth=p.int("md_rf", 0), random_state=p.random_state)
+    return WekaRandomForest(n_estimators=p.int("nt"), n_features=p.int("nf_rf"),
+                            max_depth=p.int("md_rf"), random_state=p.random_state)
 
 
 @register("RandomTree", kind="slc")
@@ -338,8 +338,8 @@ def random_tree(p: Params):
     """RandomTree: mw_rtree min weight to split (2x), nfbgt back-fitting folds (0 = none),
     nf_rtree features (0 = int(log2(M)+1), at most M), md_rtree depth (0 = unlimited),
     ua_rtree = allow unclassified instances (WEKA -U: an empty leaf gives a zero distribution)."""
-    return RandomTreeClassifier(min_num=p.int("mw_rtree", 1), num_folds=p.int("nfbgt", 0),
-                                n_features=p.int("nf_rtree", 0), max_depth=p.int("md_rtree", 0),
+    return RandomTreeClassifier(min_num=p.int("mw_rtree"), num_folds=p.int("nfbgt"),
+                                n_features=p.int("nf_rtree"), max_depth=p.int("md_rtree"),
                                 allow_unclassified=p.flag("ua_rtree"), random_state=p.random_state)
 
 
@@ -347,5 +347,5 @@ def random_tree(p: Params):
 def rep_tree(p: Params):
     """REPTree: mw_rep min weight per leaf, up = NO pruning, md_rep depth (-1 = unlimited);
     reduced-error pruning on 1 of 3 stratified folds, then back-fitting."""
-    return REPTreeClassifier(min_num=p.int("mw_rep", 2), no_pruning=p.flag("up"),
-                             max_depth=p.int("md_rep", -1), random_state=p.random_state)
+    return REPTreeClassifier(min_num=p.int("mw_rep"), no_pruning=p.flag("up"),
+                             max_depth=p.int("md_rep"), random_state=p.random_state)

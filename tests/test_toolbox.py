@@ -1,0 +1,274 @@
+"""GGP's and spGGP's operators come from a DEAP toolbox (gp/search/toolbox.py) that a plug-in or a subclass
+re-registers: the README's worked example runs as written and is really called, a seed still gives one run,
+the default toolbox breeds exactly what the code before the toolbox did, and a broken operator is said, not
+a traceback. Runs use the fake engine of test_search (no model is fitted)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import pickle
+import random
+import re
+import sys
+
+import numpy as np
+import pytest
+
+from evaluation.final import FinalFit
+from gp.bnf_parser import load_grammar
+from gp.search import RunConfig, resume, start
+from gp.search.ggp import GGP
+from gp.search.individual import Individual
+from gp.search.loop import algorithms
+from gp.search.method import make_method
+from gp.search.run import default_dataset, describe_data
+from gp.search.rundir import RunDirectory
+from gp.search.toolbox import CheckedOperator, OperatorError, whigham_mutate
+from spaces.plugins import load_plugins
+
+from .conftest import GRAMMARS, ROOT
+from .test_search import FakeEngine, Killed, _loop
+
+README = ROOT / "gp" / "search" / "README.md"
+
+#: GGP and spGGP with the default toolbox, recorded with the code before the toolbox existed (selection,
+#: crossover and mutation called directly): (evaluations, sha256 of the engine's calls [:16], last phenotype)
+BEFORE = {
+    "small-ggp-generational": (93, "7c15c64a8572add4", "RAkEL 6 3 1 1 NaiveBayes 0.33256275994078277"),
+    "small-ggp-async": (71, "4df16e3160cb6a8e", "LC RandomForest 110 12 11 PCutL"),
+    "small-spggp-generational": (57, "29fdc466f9fa7adb", "BR NaiveBayes 0.5"),
+    "small-spggp-async": (67, "46c957ec9a0ace2c", "BPNN 355 20 0.02460618692196779 0.7466905685601799 "
+                                                  "0.6010122972762102"),
+    "large-ggp-generational": (93, "302347a856b49a65", "BR RandomForest 215 22 9 PCut1"),
+    "large-ggp-async": (79, "359f967820500dab", "MCC 0 3 F1_macro_by_label KNN 19 loo 0.764366711670529"),
+    "large-spggp-generational": (58, "9f0a2f02aed3467f", "BPNN 429 11 0.09451080573688625 0.32902260591959265 "
+                                                         "PCut1"),
+    "large-spggp-async": (67, "17c1c409ca15d4ee", "BR BayesNet SimulatedAnnealing PCut1"),
+}
+
+
+@pytest.fixture(scope="module")
+def data():
+    return describe_data(default_dataset(), None, None, None, None, "synthetic default")
+
+
+@pytest.fixture(scope="module")
+def small(grammars):
+    return grammars["small"]
+
+
+def readme_example() -> str:
+    """The first Python block of the README's "Swapping operators" section."""
+    section = README.read_text(encoding="utf-8").split("## Swapping operators", 1)[1].split("\n## ", 1)[0]
+    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory):
+    """The README's point_mutation.py, written out and imported as the plug-in it is."""
+    path = tmp_path_factory.mktemp("plugin") / "point_mutation.py"
+    path.write_text(readme_example(), encoding="utf-8")
+    spec = load_plugins([str(path)])[0]
+    return spec, sys.modules["point_mutation"]
+
+
+@pytest.fixture
+def counted(example, monkeypatch):
+    """The example's mutation, counted: (plug-in spec, the calls as (parent, child) phenotypes)."""
+    spec, module = example
+    calls = []
+    original = module.point_mutation
+
+    def point_mutation(ind, rng, variation, fallback):
+        child = original(ind, rng, variation, fallback)
+        calls.append((ind.phenotype, child.phenotype))
+        return child
+
+    monkeypatch.setattr(module, "point_mutation", point_mutation)
+    return spec, calls
+
+
+@pytest.fixture
+def fake_runs(monkeypatch):
+    """start()/resume() with the fake engine (whatever make_engine is given) and a refit that fits nothing."""
+    engines: list[FakeEngine] = []
+
+    def engine_factory(workers, limits, *args, **kwargs):
+        engines.append(FakeEngine(limits=limits, **fake_runs.engine_kwargs))
+        return engines[-1]
+
+    def fake_fit(tree, *args, **kwargs):
+        return FinalFit("ok", model={"phenotype": tree.phenotype}, test_measures={}, fit_time=0.0, wall_time=0.0)
+
+    fake_runs.engine_kwargs = {}
+    fake_runs.engines = engines
+    monkeypatch.setattr("gp.search.run.make_engine", engine_factory)
+    monkeypatch.setattr("gp.search.finish.fit_final", fake_fit)
+    return fake_runs
+
+
+def _config(**changes) -> RunConfig:
+    settings = dict(method="ggp", population=12, max_generations=4, budget_seconds=3600, mode="generational",
+                    seed=7, resample_every=0)
+    return RunConfig(**{**settings, **changes})
+
+
+# -- the default toolbox is the code before it ---------------------------------------------------------------
+
+@pytest.mark.parametrize("case", sorted(BEFORE))
+def test_the_default_toolbox_breeds_what_the_code_before_it_did(data, case):
+    space, method, mode = case.split("-")
+    config = RunConfig(method=method, population=16, species_size=2, max_generations=8, budget_seconds=3600,
+                       mode=mode, seed=5, restart_min_generations=3, restart_patience=2, resample_every=3)
+    engine = FakeEngine()
+    loop = _loop(config, load_grammar(GRAMMARS / f"{space}.bnf"), data, engine)
+    assert [type(getattr(loop.state.method.toolbox, name)).__name__ for name in ("select", "mate", "mutate")] \
+        == ["partial"] * 3  # the defaults, not wrapped
+    loop.search()
+    digest = hashlib.sha256(json.dumps(engine.calls).encode()).hexdigest()[:16]
+    assert (len(engine.calls), digest, engine.calls[-1][1]) == BEFORE[case]
+
+
+def test_the_operators_draw_only_from_the_run_generator(small, data):
+    random.seed(1)
+    np.random.seed(1)
+    before = random.getstate(), np.random.get_state()[1].copy()
+    _loop(_config(mutation_rate=0.5), small, data, FakeEngine()).search()
+    _loop(_config(method="spggp", species_size=2), small, data, FakeEngine()).search()
+    assert random.getstate() == before[0] and (np.random.get_state()[1] == before[1]).all()
+
+
+# -- the README's example, as a plug-in -------------------------------------------------------------------------
+
+def test_the_readme_example_is_registered_and_called(small, data, counted):
+    spec, calls = counted
+    config = _config(plugins=(spec,), crossover_rate=0.0, mutation_rate=1.0)  # every child is a mutant
+    loop = _loop(config, small, data, FakeEngine())
+    assert isinstance(loop.state.method.toolbox.mutate, CheckedOperator)
+    loop.search()
+    assert len(calls) >= 3 * 12  # three bred generations of 12 children
+    # a point mutation changes values only: every child has its parent's algorithms
+    assert all(algorithms(parent) == algorithms(child) for parent, child in calls)
+    assert any(parent != child for parent, child in calls)
+
+
+def test_spggp_takes_the_plugin_operators_too(small, data, counted):
+    spec, calls = counted
+    config = _config(method="spggp", species_size=2, plugins=(spec,), mutation_rate=1.0)
+    loop = _loop(config, small, data, FakeEngine())
+    loop.search()
+    assert calls
+    for pool in loop.state.method.populations.values():  # children stay in their species
+        assert len({ind.species for ind in pool}) == 1
+
+
+@pytest.mark.parametrize("mode", ["generational", "async"])
+def test_one_seed_one_run_with_a_custom_operator(small, data, counted, mode):
+    spec, calls = counted
+    runs = []
+    for seed in (11, 11, 12):
+        engine = FakeEngine()
+        _loop(_config(plugins=(spec,), seed=seed, mode=mode), small, data, engine).search()
+        runs.append(engine.calls)
+    assert runs[0] == runs[1] and runs[0] != runs[2]
+    assert calls
+
+
+def test_a_checkpoint_holds_no_operator_and_resume_re_registers_the_plugin(small, data, tmp_path, counted,
+                                                                           fake_runs):
+    spec, calls = counted
+    method = make_method(_config(plugins=(spec,)), small, data.train.meta)
+    restored = pickle.loads(pickle.dumps(method))
+    assert restored.toolbox is None
+    restored.attach(small, data.train.meta)
+    assert restored.toolbox.mutate.operator.func.__name__ == "point_mutation"
+
+    config = _config(plugins=(spec,), max_generations=6, mutation_rate=1.0)
+    start(config, small, data, tmp_path / "whole", argv=[])
+    whole = fake_runs.engines[-1].calls
+    fake_runs.engine_kwargs = {"kill_after": 30}
+    with pytest.raises(Killed):
+        start(config, small, data, tmp_path / "killed", argv=[])
+    first = fake_runs.engines[-1].calls
+    recorded = json.loads((tmp_path / "killed" / "config.json").read_text())["config"]["plugins"]
+    assert recorded == [spec]
+    fake_runs.engine_kwargs = {}
+    before = len(calls)
+    resume(tmp_path / "killed")
+    assert len(calls) > before  # the resumed run bred with the plug-in's mutation again
+    assert first + fake_runs.engines[-1].calls == whole
+    logged = [(r["split"], r["phenotype"]) for r in RunDirectory(tmp_path / "killed").evaluations()]
+    assert logged == [(r["split"], r["phenotype"]) for r in RunDirectory(tmp_path / "whole").evaluations()]
+
+
+# -- a subclass's hook, and what goes wrong -------------------------------------------------------------------
+
+def _first_of_pool(pool, k, rng):
+    return [pool[0]] * k
+
+
+def _raises(ind, rng):
+    raise RuntimeError("my operator is broken")
+
+
+def _deap_style(ind, rng):
+    return (ind,)
+
+
+class Custom(GGP):
+    """A subclass that registers what the test puts in ``REGISTER``."""
+
+    REGISTER = None
+
+    def configure_toolbox(self, toolbox):
+        Custom.REGISTER(toolbox)
+
+
+def _custom(small, data, register, **changes):
+    Custom.REGISTER = staticmethod(register)
+    return Custom(_config(**changes)).attach(small, data.train.meta)
+
+
+def test_a_subclass_registers_its_own_selection(small, data):
+    method = _custom(small, data, lambda tb: tb.register("select", _first_of_pool), mutation_rate=0.0)
+    rng = np.random.default_rng(0)
+    method.population = [i.with_fitness(0.5) for i in method.ask(rng)]
+    children = method.ask(rng)
+    assert len(children) == 12
+    first = method.population[0]  # every parent is the first of the pool, crossed with itself
+    assert all(c.phenotype == first.phenotype for c in children)
+    assert len({i.phenotype for i in method.population}) > 1
+
+
+@pytest.mark.parametrize("register, message", [
+    (lambda tb: tb.register("mutate", _raises), r"mutate operator .*_raises fails: .*test_toolbox.py:\d+: "
+                                                 r"RuntimeError: my operator is broken"),
+    (lambda tb: tb.register("mutate", _deap_style), r"must return one individual, got tuple .*DEAP's mutations"),
+    (lambda tb: tb.register("select", lambda pool, k, rng: pool[:1]), r"must return a list of 2 individuals"),
+])
+def test_a_broken_operator_is_named_with_its_place(small, data, register, message):
+    method = _custom(small, data, register, mutation_rate=1.0)
+    rng = np.random.default_rng(0)
+    method.population = [i.with_fitness(0.5) for i in method.ask(rng)]
+    with pytest.raises(OperatorError, match=message):
+        method.ask(rng)
+
+
+def test_a_toolbox_without_an_operator_or_a_failing_hook_is_refused(small, data):
+    with pytest.raises(OperatorError, match="no mate operator"):
+        _custom(small, data, lambda tb: tb.unregister("mate"))
+    with pytest.raises(OperatorError, match=r"Custom.configure_toolbox fails: .*KeyError"):
+        _custom(small, data, lambda tb: {}["nothing"])
+
+
+def test_an_operator_may_return_any_individuals_children_are_fresh_and_in_the_species(small, data):
+    """Whatever an operator hands back (an evaluated individual, another species), the pool gets fresh
+    children of its own species."""
+    def mutate(ind, rng):
+        return Individual(whigham_mutate(ind, rng, method.variation).tree, species=99, fitness=1.0)
+
+    method = _custom(small, data, lambda tb: tb.register("mutate", mutate), mutation_rate=1.0)
+    rng = np.random.default_rng(0)
+    method.population = [i.with_fitness(0.5) for i in method.ask(rng)]
+    children = method.ask(rng)[1:]  # after the elite
+    assert all(c.species is None and not c.fitness.valid for c in children)

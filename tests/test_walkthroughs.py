@@ -1,0 +1,117 @@
+"""README "Extending: four walkthroughs", run as a newcomer would: the files are taken from the README
+itself (a block whose first line names the file), so the README cannot drift from what works.
+
+Each search is short and fixed (one worker, a seed, one generation or two) so that it is repeatable;
+the seeds are chosen so that the added or edited parts of the space are actually evaluated — if a
+change to the grammar or the generator moves them, the assertion says so and another seed is needed.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from cli import main
+from spaces import plugins
+from spaces.registry import REGISTRY
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+SECTION = README[README.index("## Extending: four walkthroughs"):README.index("## Python API")]
+TREES = "<TREES>        ::= <C4.5> | DecisionStump | <RandomForest> | <RandomTree> | <REPTree>"
+
+
+def readme_file(name: str) -> str:
+    """The README block whose first line is ``# name`` (that line dropped)."""
+    for block in re.findall(r"```[a-z]*\n(.*?)```", SECTION, flags=re.S):
+        first, _, rest = block.partition("\n")
+        if re.fullmatch(rf"# {re.escape(name)}(:.*)?", first.strip()):
+            return rest if name.endswith(".py") else block
+    raise AssertionError(f"README's Extending section has no block for {name}")
+
+
+def evaluations(run: Path) -> list[dict]:
+    return [json.loads(line) for line in (run / "evaluations.jsonl").read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture
+def forget_plugins():
+    """What a walkthrough's plug-in registers in this process is removed afterwards."""
+    before, loaded = set(REGISTRY), dict(plugins._loaded)
+    yield
+    for name in set(REGISTRY) - before:
+        del REGISTRY[name]
+    for spec in set(plugins._loaded) - set(loaded):
+        __import__("sys").modules.pop(plugins._loaded.pop(spec), None)
+
+
+def large_with(tmp_path: Path, trees_rule: str) -> Path:
+    text = (ROOT / "grammars" / "large.bnf").read_text(encoding="utf-8")
+    assert text.count(TREES + "\n") == 1, "large.bnf's <TREES> rule is not the README's any more"
+    path = tmp_path / "my-large.bnf"
+    path.write_text(text.replace(TREES + "\n", trees_rule + "\n"), encoding="utf-8")
+    return path
+
+
+def test_a_remove_an_algorithm(tmp_path, capsys):
+    assert '"| DecisionStump"' in SECTION and "27 algorithms, each 1/27" in SECTION
+    grammar = large_with(tmp_path, TREES.replace(" | DecisionStump", ""))
+    assert main(["check", "--grammar", str(grammar), "--rules"]) == 0
+    assert re.search(r"<ALGS-SLC>\s+27 algorithms, each 1/27", capsys.readouterr().out)
+    run = tmp_path / "run"
+    assert main(["evolve", "--grammar", str(grammar), "--method", "random", "--population", "6", "--generations",
+                 "1", "--budget", "1m", "--workers", "1", "--seed", "1", "--quiet", "--out", str(run)]) == 0
+    done = evaluations(run)
+    assert len(done) >= 6 and not any("DecisionStump" in r["phenotype"] for r in done)
+
+
+def test_b_add_extra_trees_from_a_module_of_your_own(tmp_path, capsys, forget_plugins):
+    line = re.search(r"`(<TREES> ::= [^`]*ExtraTrees <nt>)`", SECTION)[1]
+    assert line.split("::=")[1] == TREES.split("::=")[1] + " | ExtraTrees <nt>"
+    grammar = large_with(tmp_path, TREES + " | ExtraTrees <nt>")
+    module = tmp_path / "my_algorithms.py"
+    module.write_text(readme_file("my_algorithms.py"), encoding="utf-8")
+    assert main(["check", "--grammar", str(grammar)]) == 1  # without the plug-in: the unknown terminal
+    where = re.search(r"refuse the\ngrammar at `my-large.bnf:(\d+:\d+)`", SECTION)[1]
+    assert f"my-large.bnf:{where}: error: 'ExtraTrees' in <TREES> is not a registered algorithm" \
+        in capsys.readouterr().err
+    assert main(["check", "--grammar", str(grammar), "--plugin", str(module), "--rules"]) == 0
+    assert re.search(r"<ALGS-SLC>\s+29 algorithms, each 1/29", capsys.readouterr().out)
+    run = tmp_path / "run"
+    assert main(["evolve", "--grammar", str(grammar), "--plugin", str(module), "--method", "random",
+                 "--population", "8", "--generations", "1", "--budget", "1m", "--workers", "1", "--seed", "15",
+                 "--quiet", "--out", str(run)]) == 0
+    mine = [r for r in evaluations(run) if "ExtraTrees" in r["phenotype"]]
+    assert any(r["status"] == "ok" for r in mine), f"seed 15 no longer evaluates an ExtraTrees tree: {mine}"
+
+
+def test_c_a_species_of_your_own_with_spggp(tmp_path, capsys):
+    species = tmp_path / "my-forest.bnf"
+    species.write_text(readme_file("my-forest.bnf"), encoding="utf-8")
+    assert "--species 1,8,my-forest.bnf" in SECTION
+    run = tmp_path / "run"
+    assert main(["evolve", "--method", "spggp", "--species", f"1,8,{species}", "--population", "6", "--generations",
+                 "1", "--budget", "1m", "--workers", "1", "--seed", "0", "--mode", "generational", "--quiet",
+                 "--out", str(run)]) == 0, capsys.readouterr().err
+    done = [r for r in evaluations(run) if r["phase"] == "search"]
+    forest = [r for r in done if r["species"] == "my-forest"]
+    assert forest and {r["species"] for r in done} == {1, 8, "my-forest"}
+    assert all(re.fullmatch(r"(BR|CC) RandomForest \d+ \d+ \d+ (PCut1|PCutL|[0-9.e-]+)", r["phenotype"])
+               for r in forest), [r["phenotype"] for r in forest]
+
+
+def test_d_swap_the_mutation(tmp_path, capsys, forget_plugins):
+    module = tmp_path / "my_operators.py"
+    module.write_text(readme_file("my_operators.py"), encoding="utf-8")
+    common = ["evolve", "--grammar", "grammars/small.bnf", "--method", "ggp", "--mode", "generational",
+              "--population", "6", "--generations", "3", "--budget", "2m", "--workers", "1", "--seed", "2",
+              "--quiet"]
+    assert main([*common, "--out", str(tmp_path / "default")]) == 0, capsys.readouterr().err
+    assert main([*common, "--plugin", str(module), "--out", str(tmp_path / "swapped")]) == 0, capsys.readouterr().err
+    default, swapped = ([r["phenotype"] for r in evaluations(tmp_path / name) if r["generation"] > 0]
+                        for name in ("default", "swapped"))
+    assert default and swapped and default != swapped  # the bred generations differ: the operator was used
+    config = json.loads((tmp_path / "swapped" / "config.json").read_text())
+    assert config["config"]["plugins"] == [str(module.resolve())]
