@@ -89,7 +89,8 @@ def test_a_recursive_grammar_is_refused_with_a_message(tmp_path):
         FlatSpace(parse_grammar(RECURSIVE, "rec.bnf").bind(None))
     path = tmp_path / "rec.bnf"  # Large with a meta-learner that may wrap itself
     text = (GRAMMARS / "large.bnf").read_text()
-    path.write_text(text.replace("| <META3> <ALG-TYPE> @ 2", "| <META3> <ALGS-SLC> @ 2"))
+    assert "| <META3> <ALG-TYPE> @auto" in text
+    path.write_text(text.replace("| <META3> <ALG-TYPE> @auto", "| <META3> <ALGS-SLC> @ 2"))
     r = subprocess.run([sys.executable, str(ROOT / "cli.py"), "evolve", "--method", "bo", "--grammar", str(path),
                         "--budget", "10s", "--quiet", "--out", str(tmp_path / "run")],
                        capture_output=True, text=True, cwd=ROOT, timeout=120, check=False)

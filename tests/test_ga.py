@@ -120,7 +120,8 @@ def test_a_recursive_grammar_is_refused_with_a_message():
 
 
 def test_the_cli_refuses_a_recursive_grammar_with_exit_1(tmp_path):
-    text = (GRAMMARS / "large.bnf").read_text().replace("| <META3> <ALG-TYPE> @ 2", "| <META3> <ALGS-SLC> @ 2")
+    text = (GRAMMARS / "large.bnf").read_text().replace("| <META3> <ALG-TYPE> @auto", "| <META3> <ALGS-SLC> @ 2")
+    assert "<ALGS-SLC> @ 2" in text
     (tmp_path / "rec.bnf").write_text(text)
     r = subprocess.run([sys.executable, str(ROOT / "cli.py"), "evolve", "--method", "ga", "--grammar",
                         str(tmp_path / "rec.bnf"), "--budget", "20s", "--workers", "1", "--quiet", "--out",
