@@ -39,6 +39,8 @@ KNOWN_SCALE_DEPENDENT = {
 }
 
 #: the learners that scale their inputs themselves (WEKA/Mulan defaults, or our deviation)
+#: the slowest learner here (LWL: a model per test row), in the slow suite only (pytest -m slow): CI's 20 minutes
+SLOW = {"LWL"}
 SELF_SCALING = ("BPNN", "VotedPerceptron", "MultilayerPerceptron", "SGD", "SMO",
                 "LogisticRegression", "KNN", "LWL")
 
@@ -107,6 +109,8 @@ def _cases():
     for name in sorted(set(REGISTRY) - CONSTANT_BY_DESIGN):
         if name in KNOWN_SCALE_DEPENDENT:
             yield pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=KNOWN_SCALE_DEPENDENT[name]))
+        elif name in SLOW:
+            yield pytest.param(name, marks=pytest.mark.slow)
         else:
             yield name
 
@@ -127,7 +131,7 @@ def test_default_configuration_learns_on_badly_scaled_features(problem, name):
 
 
 # --------------------------------------------------------- the scaling contract of the learners
-@pytest.mark.parametrize("name", SELF_SCALING)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in SELF_SCALING])
 def test_scaling_is_learnt_from_training_rows_only_and_is_deterministic(problem, name):
     """Scores of a row do not depend on the other rows predicted with it (the scaling is
     fixed at fit time), refits give the same scores, and a clone (get_params) behaves the same."""

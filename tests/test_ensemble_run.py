@@ -67,6 +67,7 @@ def test_multilabel_run_returns_a_caruana_ensemble(tmp_path):
     assert len(store.phenotypes("final")) == ensemble["pool"]
 
 
+@pytest.mark.slow  # DivBO end to end is in the fast suite through test_eo_divbo.py; this one adds the estimator
 def test_singlelabel_divbo_estimator_returns_a_caruana_ensemble(tmp_path):
     """DivBO (a real run: LightGBM diversity surrogate, temporary pools) ends with Caruana selection."""
     X, y = make_classification(n_samples=240, n_features=8, n_informative=4, n_classes=3, random_state=1)

@@ -98,7 +98,7 @@ def _config(method, **kw):
 # -- EO -------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("method", ["eo", "divbo"])
-@pytest.mark.parametrize("mode", ["generational", "async"])
+@pytest.mark.parametrize("mode", ["generational", pytest.param("async", marks=pytest.mark.slow)])
 def test_same_seed_same_search(small, data, tmp_path, scoring_world, method, mode):  # noqa: F811
     runs = []
     for k in range(2):

@@ -22,7 +22,9 @@ from gp.validity import tree_problems
 from .conftest import GRAMMARS, ROOT, YEAST
 from .test_search import FakeEngine, Killed, _loop, data, fake_world, small  # noqa: F401 - fixtures
 
-SHIPPED = sorted(GRAMMARS.glob("*.bnf")) + sorted((GRAMMARS / "species").glob("*.bnf"))
+SHIPPED = sorted(GRAMMARS.glob("*.bnf")) + [  # species files: two in the fast suite, the rest with -m slow
+    p if p.stem in ("large-1", "large-trees") else pytest.param(p, marks=pytest.mark.slow, id=p.stem)
+    for p in sorted((GRAMMARS / "species").glob("*.bnf"))]
 
 TOY = """<S> ::= a <x> | b <x> <y> | c
 <x> ::= RANDOM-INT(1, 4)

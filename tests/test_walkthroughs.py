@@ -106,7 +106,7 @@ def test_d_swap_the_mutation(tmp_path, capsys, forget_plugins):
     module = tmp_path / "my_operators.py"
     module.write_text(readme_file("my_operators.py"), encoding="utf-8")
     common = ["evolve", "--grammar", "grammars/small.bnf", "--method", "ggp", "--mode", "generational",
-              "--population", "6", "--generations", "3", "--budget", "2m", "--workers", "1", "--seed", "2",
+              "--population", "6", "--generations", "2", "--budget", "2m", "--workers", "1", "--seed", "2",
               "--quiet"]
     assert main([*common, "--out", str(tmp_path / "default")]) == 0, capsys.readouterr().err
     assert main([*common, "--plugin", str(module), "--out", str(tmp_path / "swapped")]) == 0, capsys.readouterr().err
