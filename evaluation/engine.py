@@ -132,14 +132,17 @@ def _children_allowed():
 
 
 def _prepare_process(plugins: Sequence[str] = ()) -> None:
-    """Import every algorithm module once, the run's plug-ins included (:mod:`spaces.plugins`), so
+    """Import every algorithm module once, the run's plug-ins included (:mod:`spaces.plugins`), and the
+    reference grammars' defaults (:func:`spaces.params.reference_defaults`), so
     that forked children inherit them (and the import time is not charged to a candidate's
     deadline-derived timeout). On a Dask worker this is where a plug-in enters that interpreter."""
+    from spaces.params import reference_defaults
     from spaces.plugins import load_plugins
     from spaces.registry import load_all
 
     load_all()
     load_plugins(plugins)
+    reference_defaults()  # parsed once here (65 ms for two grammars), not in every forked child that needs it
 
 
 def evaluate_one(tree: Node, grammar: Grammar, split: Split, limits: Limits, fitness: str = "fitness",

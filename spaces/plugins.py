@@ -80,11 +80,6 @@ def load_plugins(specs: Iterable[str]) -> tuple[str, ...]:
     return normalised
 
 
-def loaded_plugins() -> tuple[str, ...]:
-    """The plug-ins this process has imported, as recorded."""
-    return tuple(_loaded)
-
-
 def load_entry_points() -> None:
     """Import the modules installed packages declare in :data:`ENTRY_POINT_GROUP` (once per process)."""
     global _entry_points_loaded

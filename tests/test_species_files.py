@@ -13,16 +13,15 @@ import numpy as np
 import pytest
 
 from cli import _run_config, _species, build_parser, main
-from evaluation.final import FinalFit
 from gp.bnf_parser import load_grammar
 from gp.phenotype import all_parses
 from gp.search import RunConfig, RunError, resume, start
-from gp.search.run import default_dataset, describe_data
+from gp.search.run import default_dataset
 from gp.search.rundir import RunDirectory
 from gp.validity import tree_problems
 
 from .conftest import GRAMMARS, ROOT
-from .test_search import FakeEngine, Killed, _loop
+from .test_search import FakeEngine, Killed, _loop, data, fake_world  # noqa: F401 - fixtures
 
 LARGE = GRAMMARS / "large.bnf"
 TREES = GRAMMARS / "species" / "large-trees.bnf"
@@ -32,30 +31,6 @@ TREE_LEARNERS = {"J48", "RandomForest", "RandomTree", "REPTree", "DecisionStump"
 @pytest.fixture(scope="module")
 def large():
     return load_grammar(LARGE)
-
-
-@pytest.fixture(scope="module")
-def data():
-    return describe_data(default_dataset(), None, None, None, None, "synthetic default")
-
-
-@pytest.fixture
-def fake_runs(monkeypatch):
-    """start()/resume() with the fake engine (whatever make_engine is given) and a refit that fits nothing."""
-    engines: list[FakeEngine] = []
-
-    def engine_factory(workers, limits, *args, **kwargs):
-        engines.append(FakeEngine(limits=limits, **fake_runs.engine_kwargs))
-        return engines[-1]
-
-    def fake_fit(tree, *args, **kwargs):
-        return FinalFit("ok", model={"phenotype": tree.phenotype}, test_measures={}, fit_time=0.0, wall_time=0.0)
-
-    fake_runs.engine_kwargs = {}
-    fake_runs.engines = engines
-    monkeypatch.setattr("gp.search.run.make_engine", engine_factory)
-    monkeypatch.setattr("gp.search.finish.fit_final", fake_fit)
-    return fake_runs
 
 
 def _records(path: Path) -> list[dict]:
@@ -108,7 +83,7 @@ def _meta():
     return default_dataset().meta
 
 
-def test_without_inter_species_crossover_every_tree_stays_in_the_file(large, data):
+def test_without_inter_species_crossover_every_tree_stays_in_the_file(large, data):  # noqa: F811
     config = RunConfig(method="spggp", species=(8, str(TREES)), species_size=4, inter_species_rate=0.0,
                        mutation_rate=0.5, max_generations=5, budget_seconds=3600, mode="generational", seed=4)
     loop = _loop(config, large, data, FakeEngine())
@@ -122,7 +97,7 @@ def test_without_inter_species_crossover_every_tree_stays_in_the_file(large, dat
     assert set(method.stats()["species"]) == {"8", "large-trees"}
 
 
-def test_inter_species_crossover_mixes_the_file_with_the_others(large, data):
+def test_inter_species_crossover_mixes_the_file_with_the_others(large, data):  # noqa: F811
     config = RunConfig(method="spggp", species=(1, str(TREES)), species_size=6, inter_species_rate=1.0,
                        crossover_rate=1.0, max_generations=6, budget_seconds=3600, mode="generational", seed=1)
     loop = _loop(config, large, data, FakeEngine())
@@ -175,7 +150,7 @@ def test_a_species_file_is_refused_at_the_offending_rule(tmp_path, capsys, old, 
     assert "Traceback" not in err and not out.exists()
 
 
-def test_a_species_that_crossover_would_break_is_refused(tmp_path, data):
+def test_a_species_that_crossover_would_break_is_refused(tmp_path, data):  # noqa: F811
     """Alone the species compiles, but its <inner> (an MLC) put where the run's grammar has <inner> (an SLC)
     does not: found by crossing sampled trees both ways."""
     main_grammar = tmp_path / "toy.bnf"
@@ -240,32 +215,33 @@ def test_run_config_and_the_python_api_take_the_same_species(tmp_path):
 
 # -- resume ----------------------------------------------------------------------------------------------------------
 
-def test_resume_with_a_species_file_from_another_directory(tmp_path, large, data, fake_runs, monkeypatch):
+def test_resume_with_a_species_file_from_another_directory(  # noqa: F811
+        tmp_path, large, data, fake_world, monkeypatch):  # noqa: F811
     (tmp_path / "sp").mkdir()
     (tmp_path / "sp" / "trees.bnf").write_text(TREES.read_text())
     monkeypatch.chdir(tmp_path)  # given relative to where the run starts
     config = RunConfig(method="spggp", species=(1, "sp/trees.bnf"), species_size=3, max_generations=5,
                        resample_every=2, budget_seconds=3600, seed=3, mode="generational")
     start(config, large, data, tmp_path / "whole", argv=[])
-    whole = fake_runs.engines[-1].calls
-    fake_runs.engine_kwargs = {"kill_after": 14}
+    whole = fake_world.engines[-1].calls
+    fake_world.engine_kwargs = {"kill_after": 14}
     with pytest.raises(Killed):
         start(config, large, data, tmp_path / "killed", argv=[])
-    first = fake_runs.engines[-1].calls
+    first = fake_world.engines[-1].calls
     recorded = json.loads((tmp_path / "killed" / "config.json").read_text())
     path = str(tmp_path / "sp" / "trees.bnf")
     assert recorded["config"]["species"] == [1, path] and list(recorded["species_sha256"]) == [path]
     monkeypatch.chdir(ROOT)  # resumed elsewhere
-    fake_runs.engine_kwargs = {}
+    fake_world.engine_kwargs = {}
     outcome = resume(tmp_path / "killed")
-    assert first + fake_runs.engines[-1].calls == whole
+    assert first + fake_world.engines[-1].calls == whole
     logged = RunDirectory(tmp_path / "killed").evaluations()
     assert [(r["phenotype"], r["species"]) for r in logged] == \
         [(r["phenotype"], r["species"]) for r in RunDirectory(tmp_path / "whole").evaluations()]
     assert {r["species"] for r in logged if r["phase"] == "search"} == {1, "trees"}
     assert outcome.final["status"] == "finished"
 
-    fake_runs.engine_kwargs = {"kill_after": 5}
+    fake_world.engine_kwargs = {"kill_after": 5}
     with pytest.raises(Killed):
         start(config.replace(species=(1, path)), large, data, tmp_path / "again", argv=[])
     (tmp_path / "sp" / "trees.bnf").write_text(TREES.read_text() + "\n# edited\n")

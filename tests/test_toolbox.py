@@ -14,20 +14,18 @@ import sys
 import numpy as np
 import pytest
 
-from evaluation.final import FinalFit
 from gp.bnf_parser import load_grammar
 from gp.search import RunConfig, resume, start
 from gp.search.ggp import GGP
 from gp.search.individual import Individual
 from gp.search.loop import algorithms
 from gp.search.method import make_method
-from gp.search.run import default_dataset, describe_data
 from gp.search.rundir import RunDirectory
 from gp.search.toolbox import CheckedOperator, OperatorError, whigham_mutate
 from spaces.plugins import load_plugins
 
 from .conftest import GRAMMARS, ROOT
-from .test_search import FakeEngine, Killed, _loop
+from .test_search import FakeEngine, Killed, _loop, data, fake_world, small  # noqa: F401 - fixtures
 
 README = ROOT / "gp" / "search" / "README.md"
 
@@ -45,16 +43,6 @@ BEFORE = {
                                                          "PCut1"),
     "large-spggp-async": (67, "17c1c409ca15d4ee", "BR BayesNet SimulatedAnnealing PCut1"),
 }
-
-
-@pytest.fixture(scope="module")
-def data():
-    return describe_data(default_dataset(), None, None, None, None, "synthetic default")
-
-
-@pytest.fixture(scope="module")
-def small(grammars):
-    return grammars["small"]
 
 
 def readme_example() -> str:
@@ -88,25 +76,6 @@ def counted(example, monkeypatch):
     return spec, calls
 
 
-@pytest.fixture
-def fake_runs(monkeypatch):
-    """start()/resume() with the fake engine (whatever make_engine is given) and a refit that fits nothing."""
-    engines: list[FakeEngine] = []
-
-    def engine_factory(workers, limits, *args, **kwargs):
-        engines.append(FakeEngine(limits=limits, **fake_runs.engine_kwargs))
-        return engines[-1]
-
-    def fake_fit(tree, *args, **kwargs):
-        return FinalFit("ok", model={"phenotype": tree.phenotype}, test_measures={}, fit_time=0.0, wall_time=0.0)
-
-    fake_runs.engine_kwargs = {}
-    fake_runs.engines = engines
-    monkeypatch.setattr("gp.search.run.make_engine", engine_factory)
-    monkeypatch.setattr("gp.search.finish.fit_final", fake_fit)
-    return fake_runs
-
-
 def _config(**changes) -> RunConfig:
     settings = dict(method="ggp", population=12, max_generations=4, budget_seconds=3600, mode="generational",
                     seed=7, resample_every=0)
@@ -116,7 +85,7 @@ def _config(**changes) -> RunConfig:
 # -- the default toolbox is the code before it ---------------------------------------------------------------
 
 @pytest.mark.parametrize("case", sorted(BEFORE))
-def test_the_default_toolbox_breeds_what_the_code_before_it_did(data, case):
+def test_the_default_toolbox_breeds_what_the_code_before_it_did(data, case):  # noqa: F811
     space, method, mode = case.split("-")
     config = RunConfig(method=method, population=16, species_size=2, max_generations=8, budget_seconds=3600,
                        mode=mode, seed=5, restart_min_generations=3, restart_patience=2, resample_every=3)
@@ -129,7 +98,7 @@ def test_the_default_toolbox_breeds_what_the_code_before_it_did(data, case):
     assert (len(engine.calls), digest, engine.calls[-1][1]) == BEFORE[case]
 
 
-def test_the_operators_draw_only_from_the_run_generator(small, data):
+def test_the_operators_draw_only_from_the_run_generator(small, data):  # noqa: F811
     random.seed(1)
     np.random.seed(1)
     before = random.getstate(), np.random.get_state()[1].copy()
@@ -140,7 +109,7 @@ def test_the_operators_draw_only_from_the_run_generator(small, data):
 
 # -- the README's example, as a plug-in -------------------------------------------------------------------------
 
-def test_the_readme_example_is_registered_and_called(small, data, counted):
+def test_the_readme_example_is_registered_and_called(small, data, counted):  # noqa: F811
     spec, calls = counted
     config = _config(plugins=(spec,), crossover_rate=0.0, mutation_rate=1.0)  # every child is a mutant
     loop = _loop(config, small, data, FakeEngine())
@@ -152,7 +121,7 @@ def test_the_readme_example_is_registered_and_called(small, data, counted):
     assert any(parent != child for parent, child in calls)
 
 
-def test_spggp_takes_the_plugin_operators_too(small, data, counted):
+def test_spggp_takes_the_plugin_operators_too(small, data, counted):  # noqa: F811
     spec, calls = counted
     config = _config(method="spggp", species_size=2, plugins=(spec,), mutation_rate=1.0)
     loop = _loop(config, small, data, FakeEngine())
@@ -163,7 +132,7 @@ def test_spggp_takes_the_plugin_operators_too(small, data, counted):
 
 
 @pytest.mark.parametrize("mode", ["generational", "async"])
-def test_one_seed_one_run_with_a_custom_operator(small, data, counted, mode):
+def test_one_seed_one_run_with_a_custom_operator(small, data, counted, mode):  # noqa: F811
     spec, calls = counted
     runs = []
     for seed in (11, 11, 12):
@@ -174,8 +143,8 @@ def test_one_seed_one_run_with_a_custom_operator(small, data, counted, mode):
     assert calls
 
 
-def test_a_checkpoint_holds_no_operator_and_resume_re_registers_the_plugin(small, data, tmp_path, counted,
-                                                                           fake_runs):
+def test_a_checkpoint_holds_no_operator_and_resume_re_registers_the_plugin(  # noqa: F811
+        small, data, tmp_path, counted, fake_world):  # noqa: F811
     spec, calls = counted
     method = make_method(_config(plugins=(spec,)), small, data.train.meta)
     restored = pickle.loads(pickle.dumps(method))
@@ -185,18 +154,18 @@ def test_a_checkpoint_holds_no_operator_and_resume_re_registers_the_plugin(small
 
     config = _config(plugins=(spec,), max_generations=6, mutation_rate=1.0)
     start(config, small, data, tmp_path / "whole", argv=[])
-    whole = fake_runs.engines[-1].calls
-    fake_runs.engine_kwargs = {"kill_after": 30}
-    with pytest.raises(Killed):
+    whole = fake_world.engines[-1].calls
+    fake_world.engine_kwargs = {"kill_after": 30}
+    with pytest.raises(Killed):  # noqa: F811
         start(config, small, data, tmp_path / "killed", argv=[])
-    first = fake_runs.engines[-1].calls
+    first = fake_world.engines[-1].calls
     recorded = json.loads((tmp_path / "killed" / "config.json").read_text())["config"]["plugins"]
     assert recorded == [spec]
-    fake_runs.engine_kwargs = {}
+    fake_world.engine_kwargs = {}
     before = len(calls)
     resume(tmp_path / "killed")
     assert len(calls) > before  # the resumed run bred with the plug-in's mutation again
-    assert first + fake_runs.engines[-1].calls == whole
+    assert first + fake_world.engines[-1].calls == whole
     logged = [(r["split"], r["phenotype"]) for r in RunDirectory(tmp_path / "killed").evaluations()]
     assert logged == [(r["split"], r["phenotype"]) for r in RunDirectory(tmp_path / "whole").evaluations()]
 
@@ -224,12 +193,12 @@ class Custom(GGP):
         Custom.REGISTER(toolbox)
 
 
-def _custom(small, data, register, **changes):
+def _custom(small, data, register, **changes):  # noqa: F811
     Custom.REGISTER = staticmethod(register)
     return Custom(_config(**changes)).attach(small, data.train.meta)
 
 
-def test_a_subclass_registers_its_own_selection(small, data):
+def test_a_subclass_registers_its_own_selection(small, data):  # noqa: F811
     method = _custom(small, data, lambda tb: tb.register("select", _first_of_pool), mutation_rate=0.0)
     rng = np.random.default_rng(0)
     method.population = [i.with_fitness(0.5) for i in method.ask(rng)]
@@ -246,7 +215,7 @@ def test_a_subclass_registers_its_own_selection(small, data):
     (lambda tb: tb.register("mutate", _deap_style), r"must return one individual, got tuple .*DEAP's mutations"),
     (lambda tb: tb.register("select", lambda pool, k, rng: pool[:1]), r"must return a list of 2 individuals"),
 ])
-def test_a_broken_operator_is_named_with_its_place(small, data, register, message):
+def test_a_broken_operator_is_named_with_its_place(small, data, register, message):  # noqa: F811
     method = _custom(small, data, register, mutation_rate=1.0)
     rng = np.random.default_rng(0)
     method.population = [i.with_fitness(0.5) for i in method.ask(rng)]
@@ -254,14 +223,14 @@ def test_a_broken_operator_is_named_with_its_place(small, data, register, messag
         method.ask(rng)
 
 
-def test_a_toolbox_without_an_operator_or_a_failing_hook_is_refused(small, data):
+def test_a_toolbox_without_an_operator_or_a_failing_hook_is_refused(small, data):  # noqa: F811
     with pytest.raises(OperatorError, match="no mate operator"):
         _custom(small, data, lambda tb: tb.unregister("mate"))
     with pytest.raises(OperatorError, match=r"Custom.configure_toolbox fails: .*KeyError"):
         _custom(small, data, lambda tb: {}["nothing"])
 
 
-def test_an_operator_may_return_any_individuals_children_are_fresh_and_in_the_species(small, data):
+def test_an_operator_may_return_any_individuals_children_are_fresh_and_in_the_species(small, data):  # noqa: F811
     """Whatever an operator hands back (an evaluated individual, another species), the pool gets fresh
     children of its own species."""
     def mutate(ind, rng):
