@@ -21,8 +21,8 @@ def main() -> int:
     out_path, argv = sys.argv[1], sys.argv[2:]
     sys.argv = ["cli.py"] + argv
     import cli
-    from evaluation import engine
-    from gp.search import loop
+    from ggp_automl.evaluation import engine
+    from ggp_automl.search import loop
 
     lock = threading.Lock()
     events: list[dict] = []

@@ -54,8 +54,8 @@ def run_data(dataset: str, fold: int):
     """The run's training and test data: an outer 3-fold of a UCI set, or a fixed fold pair."""
     import numpy as np
 
-    from evaluation.data import load_dataset
-    from gp.search.run import describe_data, load_run_data
+    from ggp_automl.evaluation.data import load_dataset
+    from ggp_automl.search.run import describe_data, load_run_data
 
     if dataset in MLC:
         folder = MLC[dataset]
@@ -69,7 +69,7 @@ def run_data(dataset: str, fold: int):
 
 def run_one(spec: dict, out: Path) -> dict:
     """One run, in this process (the benchmark starts one process per run)."""
-    from gp.search import RunConfig, start
+    from ggp_automl.search import RunConfig, start
 
     method, ensemble = VARIANTS[spec["variant"]]
     grammar = ROOT / "grammars" / ("large.bnf" if spec["dataset"] in MLC else "ensembles.bnf")

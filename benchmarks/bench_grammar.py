@@ -20,10 +20,10 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from gp.binding import DatasetMeta  # noqa: E402
-from gp.bnf_parser import load_grammar  # noqa: E402
-from gp.generate import TreeGenerator  # noqa: E402
-from gp.phenotype import parse_phenotype  # noqa: E402
+from ggp_automl.gp.binding import DatasetMeta  # noqa: E402
+from ggp_automl.gp.bnf_parser import load_grammar  # noqa: E402
+from ggp_automl.gp.generate import TreeGenerator  # noqa: E402
+from ggp_automl.gp.phenotype import parse_phenotype  # noqa: E402
 
 YEAST = DatasetMeta(14, 103, 2417)
 

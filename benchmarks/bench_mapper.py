@@ -24,14 +24,14 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from evaluation.candidate import Split, evaluate_candidate  # noqa: E402
-from evaluation.data import load_dataset  # noqa: E402
-from evaluation.isolation import Limits, run_isolated  # noqa: E402
-from gp.bnf_parser import parse_grammar  # noqa: E402
-from gp.phenotype import parse_phenotype  # noqa: E402
-from spaces.model import MultiLabelModel  # noqa: E402
-from spaces.registry import load_all  # noqa: E402
-from spaces.showcase import minimal_chain  # noqa: E402
+from ggp_automl.evaluation.candidate import Split, evaluate_candidate  # noqa: E402
+from ggp_automl.evaluation.data import load_dataset  # noqa: E402
+from ggp_automl.evaluation.isolation import Limits, run_isolated  # noqa: E402
+from ggp_automl.gp.bnf_parser import parse_grammar  # noqa: E402
+from ggp_automl.gp.phenotype import parse_phenotype  # noqa: E402
+from ggp_automl.spaces.model import MultiLabelModel  # noqa: E402
+from ggp_automl.spaces.registry import load_all  # noqa: E402
+from ggp_automl.spaces.showcase import minimal_chain  # noqa: E402
 
 
 def fit_predict(name: str, split: Split) -> tuple[float, float]:

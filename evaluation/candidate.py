@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.base import clone
 
-from gp.grammar import Grammar
-from gp.tree import Node
-from spaces.compiler import compile_tree
-from spaces.registry import load_all
+from ggp_automl.gp.grammar import Grammar
+from ggp_automl.gp.tree import Node
+from ggp_automl.spaces.compiler import compile_tree
+from ggp_automl.spaces.registry import load_all
 
 from .isolation import OK, Limits, run_isolated
 from .metrics import get_fitness

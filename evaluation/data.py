@@ -80,8 +80,8 @@ from typing import Any
 
 import numpy as np
 
-from gp.binding import DatasetMeta
-from gp.errors import DataError
+from ggp_automl.gp.binding import DatasetMeta
+from ggp_automl.gp.errors import DataError
 
 from .learnable import refuse_non_finite
 from .targets import class_column, target_names, unknown_target

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gp.binding import DatasetMeta
+from ggp_automl.gp.binding import DatasetMeta
 
 NAME = "synthetic-default (300 instances, 20 features, 6 labels)"
 N_INSTANCES, N_FEATURES, N_LABELS = 300, 20, 6

@@ -57,8 +57,8 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from gp.grammar import Grammar
-from gp.tree import Node
+from ggp_automl.gp.grammar import Grammar
+from ggp_automl.gp.tree import Node
 
 from .candidate import EvaluationResult, Split, evaluate_candidate
 from .isolation import CRASHED, TIMEOUT, Limits, kill_running_children
@@ -136,9 +136,9 @@ def _prepare_process(plugins: Sequence[str] = ()) -> None:
     reference grammars' defaults (:func:`spaces.params.reference_defaults`), so
     that forked children inherit them (and the import time is not charged to a candidate's
     deadline-derived timeout). On a Dask worker this is where a plug-in enters that interpreter."""
-    from spaces.params import reference_defaults
-    from spaces.plugins import load_plugins
-    from spaces.registry import load_all
+    from ggp_automl.spaces.params import reference_defaults
+    from ggp_automl.spaces.plugins import load_plugins
+    from ggp_automl.spaces.registry import load_all
 
     load_all()
     load_plugins(plugins)
@@ -392,7 +392,7 @@ class DaskEngine(EvaluationEngine):
             if isinstance(exc, ImportError):
                 raise EngineError(f"a Dask worker cannot import this package ({exc}); install it on every "
                                   f"worker machine (pip install -e .)") from None
-            from spaces.plugins import PluginError
+            from ggp_automl.spaces.plugins import PluginError
 
             if isinstance(exc, PluginError):
                 raise EngineError(f"a Dask worker cannot load the run's plug-in: {exc}; every worker needs the "

@@ -149,7 +149,7 @@ def _attribute_gain_ratio(values: np.ndarray, n_values: int, classes: np.ndarray
 
 def gain_ratios(train: Dataset) -> np.ndarray:
     """Label-powerset gain ratio of every feature of ``train`` (float array, one per column)."""
-    from spaces.slc._mdl import mdl_cut_points   # the project's Fayyad–Irani discretiser (heavy import)
+    from ggp_automl.spaces.slc._mdl import mdl_cut_points   # the project's Fayyad–Irani discretiser (heavy import)
 
     _, classes = np.unique(train.Y, axis=0, return_inverse=True)
     classes = np.asarray(classes, dtype=np.int64).reshape(-1)

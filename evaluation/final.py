@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from gp.grammar import Grammar
-from gp.tree import Node
-from spaces.compiler import compile_tree
-from spaces.registry import load_all
+from ggp_automl.gp.grammar import Grammar
+from ggp_automl.gp.tree import Node
+from ggp_automl.spaces.compiler import compile_tree
+from ggp_automl.spaces.registry import load_all
 
 from .isolation import OK, Limits, run_isolated
 from .task import Task, task_of

@@ -35,7 +35,7 @@ from typing import Any, Callable
 import psutil
 from threadpoolctl import ThreadpoolController
 
-from spaces.deadline import BudgetExceeded, set_deadline
+from ggp_automl.spaces.deadline import BudgetExceeded, set_deadline
 
 OK, ERROR, TIMEOUT, MEMORY, CRASHED = "ok", "error", "timeout", "memory", "crashed"
 

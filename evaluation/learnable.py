@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gp.errors import DataError
+from ggp_automl.gp.errors import DataError
 
 if TYPE_CHECKING:
     from .data import Dataset

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from spaces.thresholds import calibrate
+from ggp_automl.spaces.thresholds import calibrate
 
 from .metrics import get_fitness
 from .task import Task

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gp.errors import DataError
+from ggp_automl.gp.errors import DataError
 
 __all__ = ["class_column", "target_names", "unknown_target"]
 

@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gp.errors import DataError
+from ggp_automl.gp.errors import DataError
 
 from . import metrics, splits
 
@@ -44,6 +44,8 @@ def _listed(items: list[str]) -> str:
 class Task(ABC):
     #: "multilabel" or "singlelabel"
     name: ClassVar[str]
+    #: one target column of class codes (True) or a 0/1 matrix of labels (False)
+    single_label: ClassVar[bool]
     #: the registry kind (:mod:`spaces.registry`) the outermost algorithm of a tree must produce
     produces: ClassVar[str]
     #: what the search maximises unless ``--fitness`` says otherwise
@@ -142,6 +144,7 @@ class MultiLabel(Task):
     labels: tuple[str, ...] = ()
 
     name: ClassVar[str] = "multilabel"
+    single_label: ClassVar[bool] = False
     produces: ClassVar[str] = "mlc"
     default_fitness: ClassVar[str] = "fitness"
     default_cv: ClassVar[int] = 0
@@ -181,10 +184,9 @@ class MultiLabel(Task):
         return splits.stratified_folds(Y, fractions, rng)
 
     def wrap(self, estimator, global_values, categorical_features=None):
-        from spaces.model import MultiLabelModel
-        from spaces.thresholds import threshold_of
+        from ggp_automl.spaces.model import wrap_model
 
-        return MultiLabelModel(estimator, threshold_of(global_values), categorical_features)
+        return wrap_model(estimator, self.produces, global_values, categorical_features)
 
     def outputs(self, model, X):
         scores = model.predict_proba(X)
@@ -202,6 +204,7 @@ class SingleLabel(Task):
     classes: tuple[str, ...] = ()
 
     name: ClassVar[str] = "singlelabel"
+    single_label: ClassVar[bool] = True
     produces: ClassVar[str] = "slc"
     default_fitness: ClassVar[str] = "accuracy"
     #: the PBIL-Auto-Ens protocol: the mean error over an internal stratified 10-fold CV (paper §4.3)
@@ -241,9 +244,9 @@ class SingleLabel(Task):
         return splits.class_folds(Y, fractions, rng)
 
     def wrap(self, estimator, global_values, categorical_features=None):
-        from spaces.model import SingleLabelModel
+        from ggp_automl.spaces.model import wrap_model
 
-        return SingleLabelModel(estimator, categorical_features)
+        return wrap_model(estimator, self.produces, global_values, categorical_features)
 
     def outputs(self, model, X):
         proba = model.predict_proba(X)
@@ -267,6 +270,12 @@ def task_of(Y: Any, names: Sequence[str] = ()) -> Task:
 
 #: the task classes by name (``config.json``'s ``data.task``)
 TASK_CLASSES: dict[str, type[Task]] = {"multilabel": MultiLabel, "singlelabel": SingleLabel}
+
+
+def task_of_record(name) -> type[Task]:
+    """The task class a record (``config.json``, ``final.json``) names; multi-label for a record without one
+    (the runs written before the field existed)."""
+    return TASK_CLASSES.get(name, MultiLabel)
 
 
 def summary_line(task_name: str, measures: dict) -> str:

@@ -1,4 +1,5 @@
-"""Grammar engine, derivation trees, operators, search methods and sampling policies."""
+"""The grammar engine: .bnf -> Lark -> grammar model -> derivation trees, generation, operators and the
+sampling-policy seam. The bottom layer: it imports nothing else of ggp_automl."""
 from .binding import BoundGrammar, DatasetMeta
 from .bnf_parser import load_grammar, parse_grammar
 from .errors import GrammarError, PhenotypeError
@@ -12,11 +13,3 @@ __all__ = ["BoundGrammar", "ChoiceContext", "DatasetMeta", "Grammar", "GrammarEr
            "PhenotypeError", "SamplingPolicy", "TreeGenerator", "UniformPolicy", "load_grammar",
            "parse_grammar", "parse_phenotype"]
 
-
-def __getattr__(name: str):
-    # The estimator pulls in the search stack (scikit-learn, DEAP, Dask); import it on demand.
-    if name in ("GrammarAutoML", "GrammarAutoMLClassifier"):
-        from . import automl
-
-        return getattr(automl, name)
-    raise AttributeError(f"module 'gp' has no attribute {name!r}")

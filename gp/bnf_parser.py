@@ -26,6 +26,7 @@ import lark
 from lark import Lark, Token, Transformer, v_args
 
 from .auto_weights import auto_weight_misuse, resolve_auto_weights
+from .shipped import locate_grammar
 from .binding import sampler_range
 from .bnf_checks import (MAX_CHARS, at_most, check_annotation, check_derivations, check_numeric_terminals,
                          check_references, lift_annotations, nesting_problem, parse_annotation, sampler_options,
@@ -366,7 +367,9 @@ def parse_grammar(text: str, filename: str = "<grammar>") -> Grammar:
 
 
 def load_grammar(path: str | Path) -> Grammar:
-    """Read a grammar file; a missing, unreadable or oversized file is a GrammarError too."""
+    """Read a grammar file; a missing, unreadable or oversized file is a GrammarError too. A path that does not
+    exist but names a shipped grammar (``large.bnf``, ``grammars/large.bnf``) reads the shipped one (gp/shipped.py)."""
+    path = locate_grammar(path)
     limit = 4 * MAX_CHARS  # UTF-8 takes at most 4 bytes a character
     try:
         with open(path, "rb") as f:  # a bounded read: the path may be a device or a huge file

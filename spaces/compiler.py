@@ -15,8 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gp.grammar import Grammar
-from gp.tree import Leaf, Node
+from ggp_automl.gp.grammar import Grammar
+from ggp_automl.gp.tree import Leaf, Node
+
+from .model import wrap_model
 
 from .params import Params, grammar_defaults
 from .registry import AlgorithmSpec, load_all
@@ -132,11 +134,10 @@ def build_estimator(steps: list[Step], produces: str | None = None):
 
 def compile_tree(tree: Node, grammar: Grammar, random_state: int = 0, categorical_features=None, task=None):
     """The unfitted model a derivation tree stands for, wrapped by ``task`` (an
-    :class:`evaluation.task.Task`; None: the task whose models the tree's algorithms produce)."""
-    from evaluation.task import MultiLabel, SingleLabel
-
+    :class:`~ggp_automl.evaluation.task.Task`, which the layer above owns; None: the model wrapper of
+    the kind the tree's algorithms produce, :func:`spaces.model.wrap_model`)."""
     steps, global_values = algorithm_chain(tree, grammar, random_state)
     estimator, produced = build_estimator(steps, None if task is None else task.produces)
     if task is None:
-        task = MultiLabel() if produced == "mlc" else SingleLabel()
+        return wrap_model(estimator, produced, global_values, categorical_features)
     return task.wrap(estimator, global_values, categorical_features)

@@ -29,8 +29,8 @@ from __future__ import annotations
 import difflib
 from collections import deque
 
-from gp.errors import Diagnostic, GrammarError, shorten
-from gp.grammar import Alternative, Grammar, NonTerminal, Rule, Sampler, Terminal
+from ggp_automl.gp.errors import Diagnostic, GrammarError, shorten
+from ggp_automl.gp.grammar import Alternative, Grammar, NonTerminal, Rule, Sampler, Terminal
 
 from .registry import TAKES_BASE, AlgorithmSpec, load_all
 

@@ -163,3 +163,13 @@ def load_model(path) -> "MultiLabelModel | SingleLabelModel | EnsembleModel":
     if not hasattr(model, "estimator_" if not isinstance(model, EnsembleModel) else "members_"):
         raise ModelFileError(path, "the model in it was never fitted")
     return model
+
+
+def wrap_model(estimator, produced: str, global_values: dict, categorical_features=None):
+    """The unfitted model of a tree whose outermost algorithm produces ``produced`` ("mlc" or "slc"):
+    preprocessing + ``estimator`` (+ the threshold of the tree's global values for multi-label)."""
+    if produced == "mlc":
+        from .thresholds import threshold_of
+
+        return MultiLabelModel(estimator, threshold_of(global_values), categorical_features)
+    return SingleLabelModel(estimator, categorical_features)

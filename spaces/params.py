@@ -22,16 +22,15 @@ from __future__ import annotations
 import functools
 import weakref
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Mapping
 
-from gp.grammar import Grammar, NonTerminal, Rule, Terminal
+from ggp_automl.gp.grammar import Grammar, NonTerminal, Rule, Terminal
 
 #: the shipped grammars whose annotations are the defaults of last resort, first match wins:
 #: large.bnf holds every rule of the multi-label spaces (small and medium are subsets of it),
 #: ensembles.bnf adds the PBIL-Auto-Ens rules (Stacking/Vote, the WEKA seeds, …)
 REFERENCE_GRAMMARS = ("large.bnf", "ensembles.bnf")
-GRAMMAR_DIR = Path(__file__).resolve().parents[1] / "grammars"
+from ..gp.shipped import SHIPPED_GRAMMARS as GRAMMAR_DIR  # noqa: E402
 
 #: marks "no default passed" (None is a legitimate categorical default: EMPTY)
 _NO_DEFAULT: Any = object()
@@ -108,7 +107,7 @@ def grammar_defaults(grammar: Grammar) -> Mapping[str, tuple]:
 @functools.cache
 def reference_defaults() -> Mapping[str, tuple]:
     """The defaults of :data:`REFERENCE_GRAMMARS`, loaded once; the first grammar that annotates a rule wins."""
-    from gp.bnf_parser import load_grammar  # the parser (lark) is only needed once
+    from ggp_automl.gp.bnf_parser import load_grammar  # the parser (lark) is only needed once
 
     merged: dict[str, tuple] = {}
     for name in REFERENCE_GRAMMARS:

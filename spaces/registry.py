@@ -47,10 +47,10 @@ REGISTRY: dict[str, AlgorithmSpec] = {}
 
 #: modules whose import registers the shipped algorithms
 _MODULES = (
-    "spaces.slc.trees", "spaces.slc.rules", "spaces.slc.functions", "spaces.slc.lazy",
-    "spaces.slc.bayes", "spaces.slc.logistic", "spaces.slc.meta", "spaces.slc.combine",
-    "spaces.mlc.transform", "spaces.mlc.chains", "spaces.mlc.labelsets", "spaces.mlc.trellis",
-    "spaces.mlc.adaptation", "spaces.mlc.meta",
+    "ggp_automl.spaces.slc.trees", "ggp_automl.spaces.slc.rules", "ggp_automl.spaces.slc.functions", "ggp_automl.spaces.slc.lazy",
+    "ggp_automl.spaces.slc.bayes", "ggp_automl.spaces.slc.logistic", "ggp_automl.spaces.slc.meta", "ggp_automl.spaces.slc.combine",
+    "ggp_automl.spaces.mlc.transform", "ggp_automl.spaces.mlc.chains", "ggp_automl.spaces.mlc.labelsets", "ggp_automl.spaces.mlc.trellis",
+    "ggp_automl.spaces.mlc.adaptation", "ggp_automl.spaces.mlc.meta",
 )
 
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 # One BLAS/OpenMP thread, as in the evaluation workers: on 2 cores, threaded BLAS inside
@@ -13,11 +12,9 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
-from gp.binding import DatasetMeta  # noqa: E402
-from gp.bnf_parser import load_grammar  # noqa: E402
+from ggp_automl.gp.binding import DatasetMeta  # noqa: E402
+from ggp_automl.gp.bnf_parser import load_grammar  # noqa: E402
 
 GRAMMARS = ROOT / "grammars"
 SPACES = ("small", "medium", "large")
@@ -52,7 +49,7 @@ def one_thread():
 @pytest.fixture
 def no_deadline():
     """No evaluation deadline left over from another test (spaces.deadline is process-wide)."""
-    from spaces import deadline
+    from ggp_automl.spaces import deadline
 
     deadline.set_deadline(None)
     yield

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from gp.bnf_parser import parse_grammar
+from ggp_automl.gp.bnf_parser import parse_grammar
 from tests.conftest import YEAST
 
 
@@ -90,7 +90,7 @@ def test_analysis_is_memoised(grammars):
 
 
 def test_counts_saturate_instead_of_growing_without_bound():
-    from gp.analysis import COUNT_CAP
+    from ggp_automl.gp.analysis import COUNT_CAP
 
     # Every rule squares the count: exact counts would have a billion digits.
     rules = "".join(f"<r{i}> ::= <r{i + 1}> <r{i + 1}> | <r{i + 1}> y\n" for i in range(30))
@@ -101,7 +101,7 @@ def test_counts_saturate_instead_of_growing_without_bound():
 
 
 def test_a_long_chain_is_analysed_without_recursion():
-    from gp.analysis import COUNT_CAP
+    from ggp_automl.gp.analysis import COUNT_CAP
 
     # max depth 4,002 along a chain of 4,000 rules (each may stop): Python's stack would overflow.
     text = "<s> ::= x <r0>\n" + "".join(f"<r{i}> ::= EMPTY | <r{i + 1}> RANDOM-INT(1, 3)\n" for i in range(4000))
@@ -112,7 +112,7 @@ def test_a_long_chain_is_analysed_without_recursion():
 
 
 def test_minimum_trees_settle_each_rule_by_depth():
-    from gp.grammar import minimum_trees
+    from ggp_automl.gp.grammar import minimum_trees
 
     text = "<s> ::= <a> <b> | <c>\n<a> ::= x\n<b> ::= <a> y | z z z\n<c> ::= <c> | <a> <a> <a> <a>\n"
     g = parse_grammar(text, "m.bnf")

@@ -6,17 +6,17 @@ import zlib
 
 import pytest
 
-from gp.search import RunConfig, resume, start
-from gp.search.individual import Individual
-from gp.search.population import SteadyPopulation
-from gp.search.rundir import RunDirectory
-from gp.validity import tree_problems
+from ggp_automl.search import RunConfig, resume, start
+from ggp_automl.search.individual import Individual
+from ggp_automl.search.population import SteadyPopulation
+from ggp_automl.search.rundir import RunDirectory
+from ggp_automl.gp.validity import tree_problems
 
 from .test_search import FakeEngine, Killed, _loop, data, fake_fitness, fake_world, small  # noqa: F401 - fixtures
 
 
 def _ind(name: str, fitness: float | None = None) -> Individual:
-    from gp.tree import Leaf, Node
+    from ggp_automl.gp.tree import Leaf, Node
 
     return Individual(Node("x", 0, (Leaf(name),)), fitness=fitness)
 
@@ -147,7 +147,7 @@ def test_async_kill_before_the_first_checkpoint(small, data, tmp_path, fake_worl
 def test_adaptive_limits_stop_slow_candidates_and_inspect_reports_them(small, data, tmp_path, fake_world):  # noqa: F811
     """Candidates whose cost is far above the successful ones' are stopped below the hard cap;
     each such record says which limit stopped it, and inspect adds them up."""
-    from gp.search.report import summarise
+    from ggp_automl.results.report import summarise
 
     def is_slow(phenotype: str) -> bool:  # one in seven, and mediocre
         return zlib.crc32(phenotype.encode()) % 7 == 0

@@ -18,13 +18,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import cli
-from gp.bnf_parser import load_grammar, parse_grammar
-from gp.bnf_writer import format_grammar
-from gp.errors import GrammarError
-from gp.grammar import Alternative, Grammar, Rule
-from gp.selection import Selection, describe_selection
-from gp.species import SPECIES
+from ggp_automl import cli
+from ggp_automl.gp.bnf_parser import load_grammar, parse_grammar
+from ggp_automl.gp.bnf_writer import format_grammar
+from ggp_automl.gp.errors import GrammarError
+from ggp_automl.gp.grammar import Alternative, Grammar, Rule
+from ggp_automl.gp.selection import Selection, describe_selection
+from ggp_automl.gp.species import SPECIES
 from tests.conftest import GRAMMARS
 
 #: The hand-counted weights of the rules that now say @auto, as they were written before (git history:

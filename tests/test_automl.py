@@ -5,8 +5,8 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import KFold, cross_val_score
 
-from evaluation.default_data import load_default
-from gp import GrammarAutoML
+from ggp_automl.evaluation.default_data import load_default
+from ggp_automl import GrammarAutoML
 from tests.conftest import GRAMMARS
 
 

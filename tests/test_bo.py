@@ -10,16 +10,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gp.bnf_parser import load_grammar, parse_grammar
-from gp.flatten import FlatSpace, FlattenError
-from gp.generate import TreeGenerator
-from gp.search import RunConfig, resume, start
-from gp.search.bo import BO
-from gp.search.method import make_method
-from gp.search.run import load_run_data
-from gp.search.rundir import RunDirectory
-from gp.tree import Leaf, Node
-from gp.validity import tree_problems
+from ggp_automl.gp.bnf_parser import load_grammar, parse_grammar
+from ggp_automl.gp.flatten import FlatSpace, FlattenError
+from ggp_automl.gp.generate import TreeGenerator
+from ggp_automl.search import RunConfig, resume, start
+from ggp_automl.search.bo import BO
+from ggp_automl.search.method import make_method
+from ggp_automl.search.run import load_run_data
+from ggp_automl.search.rundir import RunDirectory
+from ggp_automl.gp.tree import Leaf, Node
+from ggp_automl.gp.validity import tree_problems
 
 from .conftest import GRAMMARS, ROOT
 from .test_search import FakeEngine, Killed, _loop, data, fake_fitness, fake_world, small  # noqa: F401
@@ -226,7 +226,7 @@ def test_cli_evolve_bo_end_to_end(tmp_path):
 def test_reshuffle_is_a_parameter_of_the_methods_where_it_makes_sense():
     """GGP and spGGP redraw the split every 5 generations (the thesis), every generation with --reshuffle;
     random and beam search compare nothing across splits and do not declare it."""
-    from gp.search.method import METHODS, known_methods
+    from ggp_automl.search.method import METHODS, known_methods
 
     known_methods()
     declared = {name for name, cls in METHODS.items() if any(p.name == "reshuffle" for p in cls.parameters)}

@@ -26,15 +26,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gp.binding import BoundGrammar, DatasetMeta
-from gp.bnf_parser import load_grammar, parse_grammar
-from gp.generate import TreeGenerator
-from gp.grammar import Grammar, NonTerminal, Terminal
-from gp.species import make_species
-from gp.tree import Leaf, Node
-from spaces.compiler import algorithm_chain, compile_tree
-from spaces.params import REFERENCE_GRAMMARS, Params, UnknownHyperParameter, grammar_defaults, reference_defaults
-from spaces.registry import load_all
+from ggp_automl.gp.binding import BoundGrammar, DatasetMeta
+from ggp_automl.gp.bnf_parser import load_grammar, parse_grammar
+from ggp_automl.gp.generate import TreeGenerator
+from ggp_automl.gp.grammar import Grammar, NonTerminal, Terminal
+from ggp_automl.gp.species import make_species
+from ggp_automl.gp.tree import Leaf, Node
+from ggp_automl.spaces.compiler import algorithm_chain, compile_tree
+from ggp_automl.spaces.params import REFERENCE_GRAMMARS, Params, UnknownHyperParameter, grammar_defaults, reference_defaults
+from ggp_automl.spaces.registry import load_all
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ("small.bnf", "medium.bnf", "large.bnf", "ensembles.bnf")

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from cli import main
+from ggp_automl.cli import main
 from tests.conftest import GRAMMARS, MLC_DATA, ROOT, requires_shared
 
 

@@ -10,7 +10,7 @@ from urllib.error import URLError
 import numpy as np
 import pytest
 
-from evaluation.data import (
+from ggp_automl.evaluation.data import (
     ID_MIN_ROWS,
     Dataset,
     from_arrays,
@@ -20,7 +20,7 @@ from evaluation.data import (
     load_openml,
     load_split,
 )
-from gp.errors import DataError
+from ggp_automl.gp.errors import DataError
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 MLC = SHARED / "datasets" / "mlc"
@@ -91,7 +91,7 @@ def test_whole_collection_loads_fast():
 @needs_mlc
 def test_xml_overrides_stale_meka_flag_in_medical():
     ds = load_arff(MLC / "medical.arff")                     # relation name says '-C 45' (first 45)
-    from evaluation.data import _xml_labels
+    from ggp_automl.evaluation.data import _xml_labels
     assert set(ds.label_names) == set(_xml_labels(MLC / "medical.xml"))
     meka_reading = load_arff(MLC / "medical.arff", labels=45)
     assert set(meka_reading.label_names).isdisjoint(ds.label_names)

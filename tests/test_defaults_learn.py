@@ -19,10 +19,10 @@ import pytest
 from sklearn.base import clone
 from sklearn.metrics import roc_auc_score
 
-from spaces.export import same_estimator, to_python
-from spaces.model import MultiLabelModel
-from spaces.registry import load_all
-from spaces.showcase import minimal_chain
+from ggp_automl.spaces.export import same_estimator, to_python
+from ggp_automl.spaces.model import MultiLabelModel
+from ggp_automl.spaces.registry import load_all
+from ggp_automl.spaces.showcase import minimal_chain
 
 REGISTRY = load_all()
 

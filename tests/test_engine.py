@@ -8,15 +8,15 @@ import time
 import numpy as np
 import pytest
 
-from evaluation.candidate import Split
-from evaluation.default_data import META, load_default
-from evaluation.engine import MIN_START_SECONDS, DaskEngine, EngineError, LocalEngine, make_engine
-from evaluation.isolation import ERROR, OK, TIMEOUT, Limits
-from evaluation.splits import holdout_split
-from gp.bnf_parser import load_grammar, parse_grammar
-from gp.generate import TreeGenerator
-from gp.phenotype import parse_phenotype
-from spaces.registry import load_all
+from ggp_automl.evaluation.candidate import Split
+from ggp_automl.evaluation.default_data import META, load_default
+from ggp_automl.evaluation.engine import MIN_START_SECONDS, DaskEngine, EngineError, LocalEngine, make_engine
+from ggp_automl.evaluation.isolation import ERROR, OK, TIMEOUT, Limits
+from ggp_automl.evaluation.splits import holdout_split
+from ggp_automl.gp.bnf_parser import load_grammar, parse_grammar
+from ggp_automl.gp.generate import TreeGenerator
+from ggp_automl.gp.phenotype import parse_phenotype
+from ggp_automl.spaces.registry import load_all
 from tests.conftest import GRAMMARS
 
 LIMITS = Limits(timeout=60.0, memory_bytes=1024 * 2**20)
@@ -223,8 +223,8 @@ def test_unreachable_scheduler_is_a_clear_error_quickly():
     ("http://h:80", False), (" tcp://h:1", False), ("tcp://h:1/x", False), ("", False),
 ])
 def test_scheduler_addresses_are_checked_before_connecting(address, ok):
-    from evaluation.engine import check_scheduler_address
-    from gp.search import RunConfig
+    from ggp_automl.evaluation.engine import check_scheduler_address
+    from ggp_automl.search import RunConfig
 
     if ok:
         assert check_scheduler_address(address) == address

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evaluation.ensemble_losses import ensemble_loss, margins, sigmoid_slope, votes_of
+from ggp_automl.evaluation.ensemble_losses import ensemble_loss, margins, sigmoid_slope, votes_of
 
 ORDER = ("l01", "margin", "squared_margin", "sigmoid", "c_bound")
 

@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 
-from evaluation.default_data import load_default
-from evaluation.predictions import FILE as PREDICTIONS_FILE
-from evaluation.predictions import PredictionStore
-from gp.automl import GrammarAutoMLClassifier
-from spaces.ensemble import EnsembleModel
-from spaces.model import load_model
+from ggp_automl.evaluation.default_data import load_default
+from ggp_automl.evaluation.predictions import FILE as PREDICTIONS_FILE
+from ggp_automl.evaluation.predictions import PredictionStore
+from ggp_automl.search.automl import GrammarAutoMLClassifier
+from ggp_automl.spaces.ensemble import EnsembleModel
+from ggp_automl.spaces.model import load_model
 from tests.conftest import ROOT
 
 

@@ -11,13 +11,13 @@ from sklearn.naive_bayes import GaussianNB
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from evaluation.predictions import PredictionStore
-from evaluation.selection import EnsembleObjective, caruana, mean_scores
-from evaluation.task import MultiLabel, SingleLabel
-from gp.search.ensemble import parse_ensemble
-from spaces.ensemble import EnsembleModel
-from spaces.export import to_python
-from spaces.model import MultiLabelModel, SingleLabelModel, load_model
+from ggp_automl.evaluation.predictions import PredictionStore
+from ggp_automl.evaluation.selection import EnsembleObjective, caruana, mean_scores
+from ggp_automl.evaluation.task import MultiLabel, SingleLabel
+from ggp_automl.search.ensemble import parse_ensemble
+from ggp_automl.spaces.ensemble import EnsembleModel
+from ggp_automl.spaces.export import to_python
+from ggp_automl.spaces.model import MultiLabelModel, SingleLabelModel, load_model
 
 
 def _one_hot(classes, k=2):
@@ -141,7 +141,7 @@ def _mlc_data(n=60, seed=0):
 
 
 def _mlc_member(depth):
-    from spaces.mlc.transform import BR
+    from ggp_automl.spaces.mlc.transform import BR
 
     return MultiLabelModel(BR(DecisionTreeClassifier(max_depth=depth, random_state=0)))
 

@@ -6,19 +6,19 @@ import numpy as np
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from evaluation.candidate import Split, evaluate_all
-from evaluation.default_data import load_default
-from evaluation.isolation import Limits
-from evaluation.task import SingleLabel
-from gp.binding import DatasetMeta
-from gp.automl import GrammarAutoMLClassifier
-from gp.bnf_parser import load_grammar
-from gp.generate import TreeGenerator
-from gp.search import RunConfig
-from gp.search.run import grammar_task, load_run_data
-from gp.species import make_species
-from spaces.compiler import compile_tree
-from spaces.grammar_check import check_against_registry
+from ggp_automl.evaluation.candidate import Split, evaluate_all
+from ggp_automl.evaluation.default_data import load_default
+from ggp_automl.evaluation.isolation import Limits
+from ggp_automl.evaluation.task import SingleLabel
+from ggp_automl.gp.binding import DatasetMeta
+from ggp_automl.search.automl import GrammarAutoMLClassifier
+from ggp_automl.gp.bnf_parser import load_grammar
+from ggp_automl.gp.generate import TreeGenerator
+from ggp_automl.search import RunConfig
+from ggp_automl.search.run import grammar_task, load_run_data
+from ggp_automl.gp.species import make_species
+from ggp_automl.spaces.compiler import compile_tree
+from ggp_automl.spaces.grammar_check import check_against_registry
 
 from .conftest import GRAMMARS
 from .test_search import FakeEngine, _loop

@@ -15,11 +15,11 @@ import zlib
 import numpy as np
 import pytest
 
-from evaluation.ensemble_losses import diversity
-from evaluation.predictions import PredictionStore
-from gp.search import RunConfig, make_method, resume, start
-from gp.search.divbo import DivBO
-from gp.search.rundir import RunDirectory
+from ggp_automl.evaluation.ensemble_losses import diversity
+from ggp_automl.evaluation.predictions import PredictionStore
+from ggp_automl.search import RunConfig, make_method, resume, start
+from ggp_automl.search.divbo import DivBO
+from ggp_automl.search.rundir import RunDirectory
 
 from .conftest import ROOT
 from .test_search import FakeEngine, Killed, data, fake_world, small  # noqa: F401
@@ -67,9 +67,9 @@ def scoring_world(fake_world, monkeypatch):  # noqa: F811
     ensemble of them can be built)."""
     from sklearn.tree import DecisionTreeClassifier
 
-    from evaluation.final import FinalFit
-    from spaces.mlc.transform import BR
-    from spaces.model import MultiLabelModel, SingleLabelModel
+    from ggp_automl.evaluation.final import FinalFit
+    from ggp_automl.spaces.mlc.transform import BR
+    from ggp_automl.spaces.model import MultiLabelModel, SingleLabelModel
 
     def engine_factory(workers, limits, scheduler=None, plugins=()):
         fake_world.engines.append(ScoringEngine(limits=limits, **fake_world.engine_kwargs))
@@ -81,9 +81,9 @@ def scoring_world(fake_world, monkeypatch):  # noqa: F811
         model = MultiLabelModel(BR(tree_model)) if np.ndim(Y) == 2 else SingleLabelModel(tree_model)
         return FinalFit("ok", model=model.fit(X, Y), test_measures={}, fit_time=0.0, wall_time=0.0)
 
-    monkeypatch.setattr("gp.search.run.make_engine", engine_factory)
-    monkeypatch.setattr("gp.search.finish.fit_final", cheap_fit)
-    monkeypatch.setattr("gp.search.ensemble.fit_final", cheap_fit)
+    monkeypatch.setattr("ggp_automl.search.run.make_engine", engine_factory)
+    monkeypatch.setattr("ggp_automl.search.finish.fit_final", cheap_fit)
+    monkeypatch.setattr("ggp_automl.search.ensemble.fit_final", cheap_fit)
     return fake_world
 
 
@@ -141,7 +141,7 @@ def test_eo_fills_its_slots_without_duplicates_and_labels_the_pool(small, data, 
 
 def _eo_with_pool(Y, pool: dict[str, np.ndarray], fitness: dict[str, float], slots=3):
     """An EO whose pool holds hand-made scores."""
-    from gp.bnf_parser import parse_grammar
+    from ggp_automl.gp.bnf_parser import parse_grammar
 
     config = RunConfig(method="eo", method_params={"slots": slots}, fitness="accuracy")
     method = make_method(config, parse_grammar("<S> ::= a | b | c\n"), None)
@@ -223,7 +223,7 @@ def test_cli_eo_run_returns_its_majority_vote_ensemble(tmp_path):
     assert ensemble["kind"] == "eo" and ensemble["returned"], ensemble.get("reason")
     assert ensemble["voting"] == "hard" and len(ensemble["members"]) >= 2 and ensemble["test"]
     assert len({m["phenotype"] for m in ensemble["members"]}) == len(ensemble["members"])  # no duplicates
-    from spaces.model import load_model
+    from ggp_automl.spaces.model import load_model
 
     model = load_model(out / "best" / "model.joblib")
     assert model.voting == "hard" and len(model.members_) == len(ensemble["members"])

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from cli import main
+from ggp_automl.cli import main
 from tests.conftest import ROOT, SHARED
 
 FLAGS = SHARED / "datasets" / "mlc-folds" / "Flags"

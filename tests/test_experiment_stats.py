@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from evaluation.experiments.stats import (
+from ggp_automl.experiments.stats import (
     PairTest,
     RankTest,
     block_ranks,

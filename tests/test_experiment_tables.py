@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from evaluation.experiments.curves import anytime_curves, anytime_png
-from evaluation.experiments.tables import (
+from ggp_automl.experiments.curves import anytime_curves, anytime_png
+from ggp_automl.experiments.tables import (
     LOWER_IS_BETTER,
     cell_table,
     effort_table,

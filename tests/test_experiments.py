@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.experiments import load_experiment, make_report, run_experiment
-from evaluation.experiments.grid import RUNS, load_directory, prepare, state_of
-from evaluation.experiments.spec import ExperimentError
-from gp.search.lock import in_use
-from gp.search.rundir import read_jsonl
+from ggp_automl.experiments import load_experiment, make_report, run_experiment
+from ggp_automl.experiments.grid import RUNS, load_directory, prepare, state_of
+from ggp_automl.experiments.spec import ExperimentError
+from ggp_automl.search.lock import in_use
+from ggp_automl.search.rundir import read_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "benchmarks" / "experiments" / "smoke.toml"
@@ -256,16 +256,16 @@ def test_grid_process_leaves_no_orphans(tmp_path):
 def test_fold_of_an_outer_k_fold_on_the_command_line():
     import argparse
 
-    import cli
+    from ggp_automl.search.options import fold_spec
 
-    assert cli._fold("2") == (2, 5) and cli._fold("2/3") == (2, 3)
+    assert fold_spec("2") == (2, 5) and fold_spec("2/3") == (2, 3)
     for bad in ("4/3", "1/1", "0/3", "x/3", "1/x"):
         with pytest.raises(argparse.ArgumentTypeError):
-            cli._fold(bad)
+            fold_spec(bad)
 
 
 def test_an_outer_fold_holds_out_its_share():
-    from gp.search.run import load_run_data
+    from ggp_automl.search.run import load_run_data
 
     parts = [load_run_data(None, None, k, None, "multilabel", folds=3) for k in (1, 2, 3)]
     total = parts[0].train.n_instances + parts[0].test.n_instances
@@ -284,9 +284,9 @@ def test_shipped_experiments_load(name):
 def test_progress_lines_and_time_left():
     import io
 
-    from evaluation.experiments.grid import Outcome
-    from evaluation.experiments.live import GridProgress
-    from evaluation.experiments.spec import Run
+    from ggp_automl.experiments.grid import Outcome
+    from ggp_automl.experiments.live import GridProgress
+    from ggp_automl.experiments.spec import Run
 
     runs = [Run(f"d/f1/s0/m{i}", f"m{i}", "ggp", "small", "d", 1, 0, ()) for i in range(4)]
     out = io.StringIO()
@@ -305,7 +305,7 @@ def test_progress_lines_and_time_left():
 
 
 def test_published_numbers_sit_beside_ours_and_holm_adjusts():
-    from evaluation.experiments import report, tables
+    from ggp_automl.experiments import report, tables
 
     records = [{"id": f"{d}/{c}", "config": c, "dataset": d, "fold": 1, "seed": 1, "status": "done",
                 "test": {"fitness": v}} for d, vals in (("A", (0.6, 0.5)), ("B", (0.7, 0.65))) for c, v in

@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evaluation.candidate import Split
-from evaluation.data import from_arrays
-from evaluation.fidelity import (
+from ggp_automl.evaluation.candidate import Split
+from ggp_automl.evaluation.data import from_arrays
+from ggp_automl.evaluation.fidelity import (
     SCENARIOS,
     Fidelity,
     FidelitySchedule,

@@ -9,15 +9,15 @@ import sys
 import numpy as np
 import pytest
 
-from gp.bnf_parser import load_grammar, parse_grammar
-from gp.generate import TreeGenerator
-from gp.grammar import NonTerminal, Sampler
-from gp.policy import SamplingPolicy
-from gp.search import RunConfig, make_method, resume, start
-from gp.search.ga import GA, decisions_needed, decode, encode, genome_length, int_value, make_toolbox
-from gp.search.ga import python_random_from, real_value
-from gp.search.rundir import RunDirectory
-from gp.validity import tree_problems
+from ggp_automl.gp.bnf_parser import load_grammar, parse_grammar
+from ggp_automl.gp.generate import TreeGenerator
+from ggp_automl.gp.grammar import NonTerminal, Sampler
+from ggp_automl.gp.policy import SamplingPolicy
+from ggp_automl.search import RunConfig, make_method, resume, start
+from ggp_automl.search.ga import GA, decisions_needed, decode, encode, genome_length, int_value, make_toolbox
+from ggp_automl.search.ga import python_random_from, real_value
+from ggp_automl.search.rundir import RunDirectory
+from ggp_automl.gp.validity import tree_problems
 
 from .conftest import GRAMMARS, ROOT, YEAST
 from .test_search import FakeEngine, Killed, _loop, data, fake_world, small  # noqa: F401 - fixtures

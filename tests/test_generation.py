@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
-from gp.bnf_parser import parse_grammar
-from gp.generate import TreeGenerator
-from gp.phenotype import all_parses, parse_phenotype
-from gp.species import SPECIES, make_species
-from gp.tree import Leaf, Node
-from gp.validity import tree_problems
+from ggp_automl.gp.bnf_parser import parse_grammar
+from ggp_automl.gp.generate import TreeGenerator
+from ggp_automl.gp.phenotype import all_parses, parse_phenotype
+from ggp_automl.gp.species import SPECIES, make_species
+from ggp_automl.gp.tree import Leaf, Node
+from ggp_automl.gp.validity import tree_problems
 from tests.conftest import SPACES, TINY, YEAST
 
 
@@ -157,7 +157,7 @@ def test_trees_pickle_and_compare_by_value(grammars):
 
 
 def test_parse_phenotype_rejects_foreign_text(grammars):
-    from gp.errors import PhenotypeError
+    from ggp_automl.gp.errors import PhenotypeError
 
     bound = grammars["small"].bind(YEAST)
     with pytest.raises(PhenotypeError, match="not derivable"):
@@ -167,7 +167,7 @@ def test_parse_phenotype_rejects_foreign_text(grammars):
 
 
 def test_ambiguous_phenotypes_are_reported():
-    from gp.errors import PhenotypeError
+    from ggp_automl.gp.errors import PhenotypeError
 
     g = parse_grammar("<s> ::= <a> <b>\n<a> ::= x | EMPTY\n<b> ::= x | EMPTY\n", "amb.bnf")
     with pytest.raises(PhenotypeError, match="ambiguous"):
@@ -175,7 +175,7 @@ def test_ambiguous_phenotypes_are_reported():
 
 
 def test_numbers_out_of_range_do_not_parse(grammars):
-    from gp.errors import PhenotypeError
+    from ggp_automl.gp.errors import PhenotypeError
 
     g = parse_grammar("<s> ::= k RANDOM-INT(1, 5)\n", "r.bnf")
     assert parse_phenotype("k 5", g.bind()) == Node("s", 0, (Leaf("k"), Leaf(5)))
@@ -185,7 +185,7 @@ def test_numbers_out_of_range_do_not_parse(grammars):
 
 def test_the_generator_draws_as_it_always_did(grammars):
     """Expansion keeps its own stack now; the draws (and the README's examples) are unchanged."""
-    from evaluation import default_data
+    from ggp_automl.evaluation import default_data
 
     gen = TreeGenerator(grammars["small"].bind(default_data.META))
     rng = np.random.default_rng(1)
@@ -195,7 +195,7 @@ def test_the_generator_draws_as_it_always_did(grammars):
 
 @pytest.mark.parametrize("mode", ["grow", "full"])
 def test_an_exploding_recursive_grammar_stays_within_the_node_limit(mode):
-    from gp.generate import MAX_TREE_NODES
+    from ggp_automl.gp.generate import MAX_TREE_NODES
 
     g = parse_grammar("<e> ::= <e> <e> <e> | x RANDOM-INT(1, 3)\n", "boom.bnf")  # full at depth 100: 3^100 nodes
     bound = g.bind()

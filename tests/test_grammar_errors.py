@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from gp.binding import DatasetMeta
-from gp.bnf_parser import load_grammar, parse_grammar
-from gp.errors import BindingError, GrammarError
+from ggp_automl.gp.binding import DatasetMeta
+from ggp_automl.gp.bnf_parser import load_grammar, parse_grammar
+from ggp_automl.gp.errors import BindingError, GrammarError
 
 
 def error_of(text: str) -> GrammarError:

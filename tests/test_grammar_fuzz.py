@@ -8,11 +8,11 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gp.binding import DatasetMeta
-from gp.bnf_parser import parse_grammar
-from gp.errors import GrammarError
-from gp.generate import TreeGenerator
-from gp.species import make_species
+from ggp_automl.gp.binding import DatasetMeta
+from ggp_automl.gp.bnf_parser import parse_grammar
+from ggp_automl.gp.errors import GrammarError
+from ggp_automl.gp.generate import TreeGenerator
+from ggp_automl.gp.species import make_species
 from tests.conftest import GRAMMARS
 from tests.test_hostile_grammars import mutate  # one mutation rule for both fuzzers
 

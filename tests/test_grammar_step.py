@@ -12,17 +12,17 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from gp.binding import DatasetMeta, real_grid
-from gp.bnf_parser import load_grammar, parse_grammar
-from gp.errors import BindingError, GrammarError
-from gp.expressions import BoundError, Num
-from gp.generate import TreeGenerator
-from gp.grammar import Sampler
-from gp.phenotype import parse_phenotype
-from gp.policy import ChoiceContext, UniformPolicy, grid_values
-from gp.species import SPECIES, evolved_kinds, make_species, species_text
-from gp.tree import Leaf, Node
-from gp.validity import tree_problems
+from ggp_automl.gp.binding import DatasetMeta, real_grid
+from ggp_automl.gp.bnf_parser import load_grammar, parse_grammar
+from ggp_automl.gp.errors import BindingError, GrammarError
+from ggp_automl.gp.expressions import BoundError, Num
+from ggp_automl.gp.generate import TreeGenerator
+from ggp_automl.gp.grammar import Sampler
+from ggp_automl.gp.phenotype import parse_phenotype
+from ggp_automl.gp.policy import ChoiceContext, UniformPolicy, grid_values
+from ggp_automl.gp.species import SPECIES, evolved_kinds, make_species, species_text
+from ggp_automl.gp.tree import Leaf, Node
+from ggp_automl.gp.validity import tree_problems
 from tests.conftest import GRAMMARS
 
 #: The PBIL-Auto-Ens grids: J48 confidence, SMO's RBF gamma, MLP learning rate.

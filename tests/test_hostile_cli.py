@@ -36,8 +36,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import cli
-from evaluation import default_data
+from ggp_automl import cli
+from ggp_automl.evaluation import default_data
 from tests.conftest import GRAMMARS, ROOT
 
 SMALL = str(GRAMMARS / "small.bnf")
@@ -77,7 +77,7 @@ def assert_clean(code: int, out: str, err: str, seconds: float, codes=(0, 1, 2))
 
 def _no_search(config, grammar, data, state, run, observers=(), restored=(), used=None):
     """The fast path in place of :func:`gp.search.run.run_loop`: a search that evaluated nothing."""
-    from gp.search.loop import SearchOutcome
+    from ggp_automl.search.loop import SearchOutcome
 
     return SearchOutcome(None, {"status": "no candidate evaluated (test fast path)"})
 
@@ -222,7 +222,7 @@ def argument_lists(draw) -> list[str]:
 @settings(max_examples=150, **PROPERTY)
 @given(argv=argument_lists())
 def test_any_argument_list_ends_cleanly(workspace, argv):
-    with scratch(workspace) as here, mock.patch("gp.search.run.run_loop", _no_search):
+    with scratch(workspace) as here, mock.patch("ggp_automl.search.run.run_loop", _no_search):
         assert_clean(*call(argv, here))
 
 
@@ -243,7 +243,7 @@ def evolve_settings(draw, hostile: bool = True) -> list[str]:
 @given(argv=evolve_settings())
 def test_evolve_settings_end_cleanly(workspace, argv):
     """Valid settings in any combination, and one hostile value among them, up to the search."""
-    with scratch(workspace) as here, mock.patch("gp.search.run.run_loop", _no_search):
+    with scratch(workspace) as here, mock.patch("ggp_automl.search.run.run_loop", _no_search):
         assert_clean(*call(argv, here))
 
 
@@ -355,7 +355,7 @@ def fresh_evolve(out: str) -> list[str]:
 def test_an_out_that_cannot_hold_a_new_run_is_refused(here, out, code, message):
     (here / "best-of").mkdir()
     (here / "best-of" / "notes.txt").write_text("someone's files\n")
-    with mock.patch("gp.search.run.run_loop", _no_search):
+    with mock.patch("ggp_automl.search.run.run_loop", _no_search):
         result = call(fresh_evolve(out), here)
     assert_clean(*result)
     assert result[0] == code and message in result[2], result[2]
@@ -534,7 +534,7 @@ def test_a_run_directory_is_locked_by_the_process_that_owns_it(here):
                 f"wait for it to finish or stop it (kill {first.pid}), then try again" in r.stderr, r.stderr
         os.kill(first.pid, signal.SIGKILL)  # the parent only: its workers must not keep the lock
         first.wait(10)
-        from gp.search.lock import RunLock
+        from ggp_automl.search.lock import RunLock
 
         with RunLock(here / "run"):
             pass
@@ -545,7 +545,7 @@ def test_a_run_directory_is_locked_by_the_process_that_owns_it(here):
 
 
 def test_a_second_run_in_one_directory_from_the_same_process_is_refused(here):
-    from gp.search.lock import DirectoryInUse, RunLock
+    from ggp_automl.search.lock import DirectoryInUse, RunLock
 
     with RunLock(here / "unfinished"):
         code, out, err, seconds = call(["evolve", "--resume", "unfinished", "--quiet"], here)
@@ -555,7 +555,7 @@ def test_a_second_run_in_one_directory_from_the_same_process_is_refused(here):
 
 
 def test_an_internal_error_prints_one_line_and_where_the_log_is(here):
-    with mock.patch("gp.search.report.render_inspect", side_effect=RuntimeError("boom\nsecond line")):
+    with mock.patch("ggp_automl.results.render.render_inspect", side_effect=RuntimeError("boom\nsecond line")):
         code, out, err, seconds = call(["inspect", "finished"], here)
     assert code == 1 and "Traceback" not in err
     first, second = err.strip().splitlines()
@@ -567,7 +567,7 @@ def test_an_internal_error_prints_one_line_and_where_the_log_is(here):
 
 
 def test_an_internal_error_during_a_run_logs_into_the_run_directory(here):
-    with mock.patch("gp.search.run.run_loop", side_effect=KeyError("missing")):
+    with mock.patch("ggp_automl.search.run.run_loop", side_effect=KeyError("missing")):
         code, out, err, seconds = call(fresh_evolve("run"), here)
     assert code == 1 and "internal error" in err and "Traceback" not in err
     logs = list((here / "run").glob("ggp-automl-crash-*.log"))
@@ -576,6 +576,6 @@ def test_an_internal_error_during_a_run_logs_into_the_run_directory(here):
 
 
 def test_ctrl_c_is_exit_130_with_how_to_continue(here):
-    with mock.patch("gp.search.run.run_loop", side_effect=KeyboardInterrupt):
+    with mock.patch("ggp_automl.search.run.run_loop", side_effect=KeyboardInterrupt):
         code, out, err, seconds = call(fresh_evolve("run"), here)
     assert code == 130 and err.strip() == "interrupted; continue with: python cli.py evolve --resume run"

@@ -21,11 +21,11 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from evaluation.data import from_arrays, load_dataset
-from evaluation.fidelity import FidelitySchedule
-from evaluation.learnable import check_fold_rows, check_learnable, fold_min_rows
-from evaluation.splits import holdout_split, kfold_splits, stratified_folds
-from gp.errors import DataError
+from ggp_automl.evaluation.data import from_arrays, load_dataset
+from ggp_automl.evaluation.fidelity import FidelitySchedule
+from ggp_automl.evaluation.learnable import check_fold_rows, check_learnable, fold_min_rows
+from ggp_automl.evaluation.splits import holdout_split, kfold_splits, stratified_folds
+from ggp_automl.gp.errors import DataError
 
 from .conftest import GRAMMARS
 
@@ -168,7 +168,7 @@ def test_generated_files_load_cleanly_and_the_checks_vouch_for_the_splits(file, 
 @settings(max_examples=80, deadline=3000, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 @given(files)
 def test_cli_check_data_exits_with_a_documented_code_and_no_traceback(file):
-    import cli
+    from ggp_automl import cli
 
     with written(*file) as path:
         out, err = io.StringIO(), io.StringIO()

@@ -29,13 +29,13 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-import cli
-from evaluation import default_data
-from gp.bnf_parser import load_grammar
-from gp.generate import MAX_TREE_NODES, TreeGenerator
-from gp.search.run import grammar_task
-from spaces.compiler import algorithm_chain, build_estimator
-from spaces.registry import load_all
+from ggp_automl import cli
+from ggp_automl.evaluation import default_data
+from ggp_automl.gp.bnf_parser import load_grammar
+from ggp_automl.gp.generate import MAX_TREE_NODES, TreeGenerator
+from ggp_automl.search.run import grammar_task
+from ggp_automl.spaces.compiler import algorithm_chain, build_estimator
+from ggp_automl.spaces.registry import load_all
 from tests.conftest import GRAMMARS
 
 BOUND_SECONDS = 5.0

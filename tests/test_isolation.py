@@ -8,7 +8,7 @@ import numpy as np
 import psutil
 import pytest
 
-from evaluation.isolation import CRASHED, ERROR, MEMORY, OK, TIMEOUT, Limits, run_isolated
+from ggp_automl.evaluation.isolation import CRASHED, ERROR, MEMORY, OK, TIMEOUT, Limits, run_isolated
 
 LIMITS = Limits(timeout=2.0, memory_bytes=400 * 2**20)
 
@@ -114,7 +114,7 @@ def open_files() -> list[str]:
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc")
 def test_a_worker_does_not_hold_its_parents_run_directory_lock(tmp_path):
     """flock is shared by a forked child: a worker that outlived a killed search would keep the run locked."""
-    from gp.search.lock import LOCK_NAME, RunLock
+    from ggp_automl.search.lock import LOCK_NAME, RunLock
 
     with RunLock(tmp_path):
         assert str(tmp_path / LOCK_NAME) in open_files()

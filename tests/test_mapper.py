@@ -7,15 +7,15 @@ import joblib
 import numpy as np
 import pytest
 
-from evaluation.candidate import Split, evaluate_all
-from evaluation.isolation import Limits
-from gp.generate import TreeGenerator
-from gp.grammar import Terminal
-from spaces.compiler import MappingError, compile_tree
-from spaces.export import same_estimator, to_python
-from spaces.model import MultiLabelModel
-from spaces.registry import load_all
-from spaces.showcase import minimal_chain
+from ggp_automl.evaluation.candidate import Split, evaluate_all
+from ggp_automl.evaluation.isolation import Limits
+from ggp_automl.gp.generate import TreeGenerator
+from ggp_automl.gp.grammar import Terminal
+from ggp_automl.spaces.compiler import MappingError, compile_tree
+from ggp_automl.spaces.export import same_estimator, to_python
+from ggp_automl.spaces.model import MultiLabelModel
+from ggp_automl.spaces.registry import load_all
+from ggp_automl.spaces.showcase import minimal_chain
 from tests.conftest import GRAMMARS, MLC_DATA, SPACES
 
 REGISTRY = load_all()
@@ -25,7 +25,7 @@ REGISTRY = load_all()
 def flags():
     """flags (194 rows, 9 nominal features, 7 labels) or a synthetic stand-in without ../shared."""
     if (MLC_DATA / "flags.arff").exists():
-        from evaluation.data import load_dataset
+        from ggp_automl.evaluation.data import load_dataset
 
         ds = load_dataset(MLC_DATA / "flags.arff")
         return ds.X, ds.Y, tuple(ds.categorical_features)
@@ -67,8 +67,8 @@ def test_each_algorithm_fits_and_predicts(flags, name):
 
 
 def test_unknown_terminal_names_rule_and_file(tmp_path):
-    from gp.bnf_parser import parse_grammar
-    from gp.tree import Leaf, Node
+    from ggp_automl.gp.bnf_parser import parse_grammar
+    from ggp_automl.gp.tree import Leaf, Node
 
     g = parse_grammar("<Start> ::= BR <slc> PCut1\n<slc> ::= ExtraTrees | J48\n", str(tmp_path / "x.bnf"))
     tree = Node("Start", 0, (Leaf("BR"), Node("slc", 0, (Leaf("ExtraTrees"),)), Leaf("PCut1")))
@@ -77,10 +77,10 @@ def test_unknown_terminal_names_rule_and_file(tmp_path):
 
 
 def test_bad_nesting_is_a_mapping_error(tmp_path):
-    from gp.bnf_parser import parse_grammar
-    from gp.tree import Leaf, Node
+    from ggp_automl.gp.bnf_parser import parse_grammar
+    from ggp_automl.gp.tree import Leaf, Node
 
-    from evaluation.task import MultiLabel
+    from ggp_automl.evaluation.task import MultiLabel
 
     g = parse_grammar("<Start> ::= J48 | BR\n", str(tmp_path / "y.bnf"))
     with pytest.raises(MappingError, match="is a single-label classifier, but the data need a multi-label method"):
@@ -90,7 +90,7 @@ def test_bad_nesting_is_a_mapping_error(tmp_path):
 
 
 def _random_trees(grammar, n, seed):
-    from gp.binding import DatasetMeta
+    from ggp_automl.gp.binding import DatasetMeta
 
     gen = TreeGenerator(grammar.bind(DatasetMeta(7, 19, 194)))
     rng = np.random.default_rng(seed)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from sklearn import metrics as skm
 
-from evaluation.metrics import (
+from ggp_automl.evaluation.metrics import (
     FITNESS,
     MAXIMISE,
     average_precision,
@@ -205,7 +205,7 @@ def test_numpy_measures_agree_with_scikit_learn_on_random_cases():
     """The measures are computed with numpy (fast); they must equal scikit-learn's, ties included."""
     from sklearn import metrics as sk
 
-    from evaluation import metrics as ours
+    from ggp_automl.evaluation import metrics as ours
 
     rng = np.random.default_rng(0)
     for _ in range(200):

@@ -14,14 +14,14 @@ from sklearn.naive_bayes import GaussianNB
 from sklearn.tree import DecisionTreeClassifier
 from threadpoolctl import threadpool_limits
 
-from spaces import deadline
-from spaces.mlc import _payoff
-from spaces.mlc.chains import (BCC, MCC, PCC, PMCC, first_difference, fit_chain, greedy_paths, path_scores,
+from ggp_automl.spaces import deadline
+from ggp_automl.spaces.mlc import _payoff
+from ggp_automl.spaces.mlc.chains import (BCC, MCC, PCC, PMCC, first_difference, fit_chain, greedy_paths, path_scores,
                                pcc_beam_width, pcc_search)
-from spaces.mlc.trellis import (CDN, CDT, CT, dependency_matrix, gibbs_marginals, order_trellis,
+from ggp_automl.spaces.mlc.trellis import (CDN, CDT, CT, dependency_matrix, gibbs_marginals, order_trellis,
                                 trellis_width)
-from spaces.params import Params
-from spaces.registry import REGISTRY
+from ggp_automl.spaces.params import Params
+from ggp_automl.spaces.registry import REGISTRY
 
 from tests.conftest import GRAMMARS
 
@@ -89,8 +89,8 @@ def build(name, values=None, tokens=None, base=None):
 
 
 def test_registered_as_mlc():
-    import spaces.mlc.chains  # noqa: F401
-    import spaces.mlc.trellis  # noqa: F401
+    import ggp_automl.spaces.mlc.chains  # noqa: F401
+    import ggp_automl.spaces.mlc.trellis  # noqa: F401
     for name in DEFAULTS:
         assert REGISTRY[name].kind == "mlc"
 

@@ -7,12 +7,12 @@ from sklearn.base import clone
 from sklearn.datasets import make_multilabel_classification
 from sklearn.linear_model import LogisticRegression
 
-from spaces.mlc.adaptation import ml_bpnn
-from spaces.mlc.base import MLCEstimator
-from spaces.mlc.meta import (
+from ggp_automl.spaces.mlc.adaptation import ml_bpnn
+from ggp_automl.spaces.mlc.base import MLCEstimator
+from ggp_automl.spaces.mlc.meta import (
     BaggingML, CMax, EMax, bagging_ml, bagging_ml_dup, cmax, emax, ensemble_ml, rsml, subset_mapper,
 )
-from spaces.params import Params
+from ggp_automl.spaces.params import Params
 
 
 class PerLabelLR(MLCEstimator):

@@ -16,10 +16,10 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 from threadpoolctl import threadpool_limits
 
-from spaces.mlc import labelsets as ls
-from spaces.mlc import transform as tf
-from spaces.params import Params
-from spaces.registry import REGISTRY
+from ggp_automl.spaces.mlc import labelsets as ls
+from ggp_automl.spaces.mlc import transform as tf
+from ggp_automl.spaces.params import Params
+from ggp_automl.spaces.registry import REGISTRY
 
 NAMES = ("BR", "CC", "BRq", "CCq", "FW", "RT", "LC", "PS", "PSt", "RAkEL", "RAkELd")
 

@@ -6,13 +6,13 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from gp.bnf_parser import parse_grammar
-from gp.generate import TreeGenerator
-from gp.operators import nonterminal_paths, whigham_crossover, whigham_mutation
-from gp.species import SPECIES, make_species
-from gp.tree import Leaf, Node
-from gp.validity import tree_problems, tree_problems_in_any
-from spaces.compiler import compile_tree
+from ggp_automl.gp.bnf_parser import parse_grammar
+from ggp_automl.gp.generate import TreeGenerator
+from ggp_automl.gp.operators import nonterminal_paths, whigham_crossover, whigham_mutation
+from ggp_automl.gp.species import SPECIES, make_species
+from ggp_automl.gp.tree import Leaf, Node
+from ggp_automl.gp.validity import tree_problems, tree_problems_in_any
+from ggp_automl.spaces.compiler import compile_tree
 from tests.conftest import SPACES, TINY, YEAST
 
 N_PAIRS = 200

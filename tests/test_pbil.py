@@ -7,14 +7,14 @@ import math
 import numpy as np
 import pytest
 
-from gp.bnf_parser import parse_grammar
-from gp.generate import TreeGenerator
-from gp.phenotype import parse_phenotype
-from gp.search import RunConfig, resume, start
-from gp.search.config import METHODS as METHOD_NAMES
-from gp.search.method import METHODS, make_method
-from gp.search.pbil import PBIL, ProbabilityVectors
-from gp.search.run import load_run_data
+from ggp_automl.gp.bnf_parser import parse_grammar
+from ggp_automl.gp.generate import TreeGenerator
+from ggp_automl.gp.phenotype import parse_phenotype
+from ggp_automl.search import RunConfig, resume, start
+from ggp_automl.search.config import METHODS as METHOD_NAMES
+from ggp_automl.search.method import METHODS, make_method
+from ggp_automl.search.pbil import PBIL, ProbabilityVectors
+from ggp_automl.search.run import load_run_data
 
 from .conftest import GRAMMARS
 from .test_search import FakeEngine, Killed, _loop, fake_world  # noqa: F401 - fixture
@@ -129,7 +129,7 @@ def sl_data():
 
 
 def test_same_seed_same_pbil_search(sl_data):
-    from gp.bnf_parser import load_grammar
+    from ggp_automl.gp.bnf_parser import load_grammar
 
     g = load_grammar(GRAMMARS / "ensembles.bnf")
     config = RunConfig(method="pbil", method_params={"population": 12}, max_generations=4, budget_seconds=3600,
@@ -187,7 +187,7 @@ def test_pbil_is_registered_with_its_declared_parameters():
 
 
 def test_method_parameters_reach_the_command_line(tmp_path):
-    from cli import main
+    from ggp_automl.cli import main
 
     out = tmp_path / "run"
     code = main(["evolve", "--grammar", str(GRAMMARS / "ensembles.bnf"), "--method", "pbil", "--learning-rate", "0.25",
@@ -203,7 +203,7 @@ def test_method_parameters_reach_the_command_line(tmp_path):
 
 
 def test_inspect_shows_the_learned_vectors(tmp_path, capsys):
-    from cli import main
+    from ggp_automl.cli import main
 
     out = tmp_path / "run"
     assert main(["evolve", "--grammar", str(GRAMMARS / "ensembles.bnf"), "--method", "pbil", "--population", "4",
@@ -218,7 +218,7 @@ def test_inspect_shows_the_learned_vectors(tmp_path, capsys):
 def test_pbil_samples_every_grammar_and_species_grammar(grammar):
     """The multi-label spaces, the ensemble space and species grammars (annotated values held at their
     defaults) are all sets of grammar locations to PBIL."""
-    from gp.bnf_parser import load_grammar
+    from ggp_automl.gp.bnf_parser import load_grammar
 
     g = load_grammar(GRAMMARS / grammar)
     task = "singlelabel" if "ensembles" in grammar else "multilabel"

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from cli import main
-from spaces import plugins
-from spaces.registry import REGISTRY
+from ggp_automl.cli import main
+from ggp_automl.spaces import plugins
+from ggp_automl.spaces.registry import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,7 +22,7 @@ PLUGIN = '''\
 """ExtraTrees for the single-label level: the plug-in of the walkthrough."""
 from sklearn.ensemble import ExtraTreesClassifier
 
-from spaces.registry import register
+from ggp_automl.spaces.registry import register
 
 
 @register("{name}", kind="slc")
@@ -72,7 +72,7 @@ def test_a_plugin_file_registers_its_algorithm_once_per_process(user_plugin):
     ("def broken(:\n", ":1:12: SyntaxError"),
     ("import not_a_module_anywhere\n", "ModuleNotFoundError"),
     ("raise RuntimeError('boom')\n", ":1: RuntimeError: boom"),
-    ("from spaces.registry import register\n@register('RandomForest', kind='slc')\ndef rf(p):\n    return None\n",
+    ("from ggp_automl.spaces.registry import register\n@register('RandomForest', kind='slc')\ndef rf(p):\n    return None\n",
      "algorithm 'RandomForest' is registered twice"),
 ])
 def test_a_broken_plugin_is_said_with_its_place(tmp_path, source, fragment):
@@ -122,7 +122,7 @@ def test_evolve_with_a_plugin_then_predict_in_a_fresh_interpreter(tmp_path, user
     evaluated = _evaluations(run)
     assert evaluated and all(r["phenotype"].startswith(name) and r["status"] == "ok" for r in evaluated), evaluated
     # a new interpreter knows nothing of the plug-in: predict imports it from config.json to unpickle the model
-    from evaluation.default_data import load_default
+    from ggp_automl.evaluation.default_data import load_default
 
     X, _ = load_default("singlelabel")
     data = tmp_path / "new.arff"

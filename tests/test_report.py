@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from gp.bnf_parser import load_grammar
-from gp.generate import TreeGenerator
-from gp.search.plots import convergence_png, read_jsonl, tree_png
-from gp.search.report import ReportError, render_inspect, summarise
+from ggp_automl.gp.bnf_parser import load_grammar
+from ggp_automl.gp.generate import TreeGenerator
+from ggp_automl.search.plots import convergence_png, read_jsonl, tree_png
+from ggp_automl.results.report import ReportError, summarise
+from ggp_automl.results.render import render_inspect
 
 from tests.conftest import GRAMMARS, YEAST
 
@@ -239,7 +240,7 @@ def test_a_run_without_config_is_still_a_run(species_run: Path):
 
 @pytest.mark.parametrize("content, reason", [
     (b"", "empty"), (b"junk", "not a pickle"), (b"\x80\x05\x95junk.", "a pickle of something else than a search state"),
-    (b"\x80\x05\x95 gp.search.loop SearchState \x94", "truncated pickle")])
+    (b"\x80\x05\x95 ggp_automl.search.loop SearchState \x94", "truncated pickle")])
 def test_a_damaged_checkpoint_of_an_interrupted_run_is_named(species_run: Path, content: bytes, reason: str):
     (species_run / "checkpoint.pkl").write_bytes(content)
     s = summarise(species_run)
@@ -292,8 +293,8 @@ def test_convergence_png(tmp_path: Path, finished_run: Path, species_run: Path):
 
 
 def test_tree_png_folds_synthetic_nodes(tmp_path: Path):
-    from gp.search.plots import _all_boxes, _layout
-    from gp.tree import Leaf, Node
+    from ggp_automl.search.plots import _all_boxes, _layout
+    from ggp_automl.gp.tree import Leaf, Node
 
     tree = Node("Start", 0, (Node("Start~group1", 0, (Leaf("BR"), Node("k", 0, (Leaf(3),)))), Leaf(0.123456789)))
     folded = [b.label for b in _all_boxes(_layout(tree, show_synthetic=False))]

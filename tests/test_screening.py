@@ -5,17 +5,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evaluation.candidate import Split
-from gp.search import RunConfig
-from gp.search.individual import Individual
-from gp.search.method import best_of, tournament
-from gp.search.screening import Promotions, Screening, subsample, survivors
+from ggp_automl.evaluation.candidate import Split
+from ggp_automl.search import RunConfig
+from ggp_automl.search.individual import Individual
+from ggp_automl.search.method import best_of, tournament
+from ggp_automl.search.screening import Promotions, Screening, subsample, survivors
 
 from .test_search import FakeEngine, _loop, data, fake_fitness, small  # noqa: F401 - fixtures
 
 
 def _ind(name: str, fitness: float | None = None, level: int = 0) -> Individual:
-    from gp.tree import Leaf, Node
+    from ggp_automl.gp.tree import Leaf, Node
 
     return Individual(Node("x", 0, (Leaf(name),)), fitness=fitness, level=level)
 
@@ -135,7 +135,7 @@ def test_screening_composes_with_a_multi_fidelity_schedule(small, data, mode):  
 
 def test_the_run_says_whether_screening_ran_on_its_data(small, data):  # noqa: F811
     """On by default, screening switches itself off on small data; final.json and inspect say which."""
-    from gp.search.report import _screening
+    from ggp_automl.results.report import _screening
 
     loop = _loop(_screening_config("async"), small, data, FakeEngine(workers=2))
     loop.search()

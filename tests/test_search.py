@@ -13,18 +13,18 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from evaluation.candidate import EvaluationResult
-from evaluation.engine import EvaluationEngine
-from evaluation.final import FinalFit
-from evaluation.isolation import Limits
-from gp.species import make_species
-from gp.validity import tree_problems, tree_problems_in_any
-from gp.search import RunConfig, make_method, resume, start
-from gp.search.ggp import Convergence
-from gp.search.individual import Individual
-from gp.search.loop import SearchLoop, SearchState
-from gp.search.method import best_of, elites, tournament
-from gp.search.run import describe_data, default_dataset
+from ggp_automl.evaluation.candidate import EvaluationResult
+from ggp_automl.evaluation.engine import EvaluationEngine
+from ggp_automl.evaluation.final import FinalFit
+from ggp_automl.evaluation.isolation import Limits
+from ggp_automl.gp.species import make_species
+from ggp_automl.gp.validity import tree_problems, tree_problems_in_any
+from ggp_automl.search import RunConfig, make_method, resume, start
+from ggp_automl.search.ggp import Convergence
+from ggp_automl.search.individual import Individual
+from ggp_automl.search.loop import SearchLoop, SearchState
+from ggp_automl.search.method import best_of, elites, tournament
+from ggp_automl.search.run import describe_data, default_dataset
 
 from .conftest import GRAMMARS
 
@@ -115,8 +115,8 @@ def fake_world(monkeypatch):
 
     fake_world.engine_kwargs = {}
     fake_world.engines = engines
-    monkeypatch.setattr("gp.search.run.make_engine", engine_factory)
-    monkeypatch.setattr("gp.search.finish.fit_final", fake_fit)
+    monkeypatch.setattr("ggp_automl.search.run.make_engine", engine_factory)
+    monkeypatch.setattr("ggp_automl.search.finish.fit_final", fake_fit)
     return fake_world
 
 
@@ -129,7 +129,7 @@ def _loop(config, grammar, data, engine, run=None):
 # -- selection, elitism, restarts -----------------------------------------------------------
 
 def test_tournament_of_two_picks_the_better_of_two_draws(small):
-    from gp.tree import Leaf, Node
+    from ggp_automl.gp.tree import Leaf, Node
 
     pool = [Individual(Node("x", i, (Leaf(str(i)),)), fitness=i / 10) for i in range(10)]
     rng = np.random.default_rng(0)
@@ -140,7 +140,7 @@ def test_tournament_of_two_picks_the_better_of_two_draws(small):
 
 
 def test_best_of_and_elites_break_ties_by_position():
-    from gp.tree import Leaf, Node
+    from ggp_automl.gp.tree import Leaf, Node
 
     pool = [Individual(Node("x", i, (Leaf(str(i)),)), fitness=f) for i, f in enumerate([0.5, 0.9, 0.9, 0.1])]
     assert best_of(pool) is pool[1]
@@ -332,7 +332,7 @@ def test_resume_after_a_kill_repeats_and_loses_nothing(small, data, tmp_path, fa
     outcome = resume(tmp_path / "killed")
     third = fake_world.engines[-1].calls
     assert first + second + third == whole  # nothing repeated, nothing skipped, same order
-    from gp.search.rundir import RunDirectory
+    from ggp_automl.search.rundir import RunDirectory
 
     logged = [(r["split"], r["phenotype"]) for r in RunDirectory(tmp_path / "killed").evaluations()]
     reference = [(r["split"], r["phenotype"]) for r in RunDirectory(tmp_path / "whole").evaluations()]
@@ -345,7 +345,7 @@ def test_resume_after_a_kill_repeats_and_loses_nothing(small, data, tmp_path, fa
 
 
 def test_resume_rejects_a_finished_run_and_a_changed_grammar(small, data, tmp_path, fake_world):
-    from gp.search import RunError
+    from ggp_automl.search import RunError
 
     grammar_file = tmp_path / "g.bnf"
     grammar_file.write_text((GRAMMARS / "small.bnf").read_text())
@@ -365,7 +365,7 @@ def test_resume_rejects_a_finished_run_and_a_changed_grammar(small, data, tmp_pa
 
 def test_a_registered_method_runs_in_the_same_loop(small, data):
     """The README's seam example: a new method needs ask/tell/archive and nothing else."""
-    from gp.search.method import SearchMethod, register_method
+    from ggp_automl.search.method import SearchMethod, register_method
 
     class FirstFound(SearchMethod):
         name = "first-found-test"

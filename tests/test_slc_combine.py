@@ -9,12 +9,12 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.datasets import make_classification
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from spaces import deadline
-from spaces.params import Params
-from spaces.registry import REGISTRY, load_all
-from spaces.slc._meta_combine import out_of_fold_scores, stratified_folds
-from spaces.slc._meta_combine_rules import RULES, combine, row_keys
-from spaces.slc.combine import B_TYPES, Stacking, Vote, b_member
+from ggp_automl.spaces import deadline
+from ggp_automl.spaces.params import Params
+from ggp_automl.spaces.registry import REGISTRY, load_all
+from ggp_automl.spaces.slc._meta_combine import out_of_fold_scores, stratified_folds
+from ggp_automl.spaces.slc._meta_combine_rules import RULES, combine, row_keys
+from ggp_automl.spaces.slc.combine import B_TYPES, Stacking, Vote, b_member
 
 load_all()
 

@@ -23,10 +23,10 @@ import pytest
 from sklearn.datasets import make_classification
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from spaces.params import Params
-from spaces.registry import load_all
-from spaces.slc._tree_c45 import add_errs
-from spaces.slc.functions import NetworkDiverged, WekaMultilayerPerceptron
+from ggp_automl.spaces.params import Params
+from ggp_automl.spaces.registry import load_all
+from ggp_automl.spaces.slc._tree_c45 import add_errs
+from ggp_automl.spaces.slc.functions import NetworkDiverged, WekaMultilayerPerceptron
 
 REGISTRY = load_all()
 KINDS = ("slc", "meta-slc")

@@ -12,14 +12,14 @@ from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.metrics.pairwise import rbf_kernel as sk_rbf
 
-from spaces import deadline
-from spaces.params import Params
-from spaces.registry import REGISTRY
-from spaces.slc import _kernels, functions, logistic
-from spaces.slc.base import fit_slc, slc_scores
-from spaces.slc.functions import (NetworkDiverged, WekaLogistic, WekaMultilayerPerceptron, WekaSGD,
+from ggp_automl.spaces import deadline
+from ggp_automl.spaces.params import Params
+from ggp_automl.spaces.registry import REGISTRY
+from ggp_automl.spaces.slc import _kernels, functions, logistic
+from ggp_automl.spaces.slc.base import fit_slc, slc_scores
+from ggp_automl.spaces.slc.functions import (NetworkDiverged, WekaLogistic, WekaMultilayerPerceptron, WekaSGD,
                                   WekaSMO, WekaVotedPerceptron)
-from spaces.slc.logistic import WekaLMT, WekaSimpleLogistic
+from ggp_automl.spaces.slc.logistic import WekaLMT, WekaSimpleLogistic
 
 NAMES = ("VotedPerceptron", "MultilayerPerceptron", "SGD", "LogisticRegression", "SMO",
          "SimpleLogistic", "LMT")

@@ -7,14 +7,14 @@ from scipy.special import gammaln, ndtr
 from sklearn.base import clone
 from sklearn.datasets import make_classification
 
-from spaces.params import Params
-from spaces.registry import load_all
-from spaces.slc import _lazy_kstar as kstar_mod
-from spaces.slc._bayes_discretize import MDLDiscretizer, mdl_cut_points
-from spaces.slc._bayes_net_search import (Network, ScoreData, _LocalSearch, bd_score,
+from ggp_automl.spaces.params import Params
+from ggp_automl.spaces.registry import load_all
+from ggp_automl.spaces.slc import _lazy_kstar as kstar_mod
+from ggp_automl.spaces.slc._bayes_discretize import MDLDiscretizer, mdl_cut_points
+from ggp_automl.spaces.slc._bayes_net_search import (Network, ScoreData, _LocalSearch, bd_score,
                                           search_structure)
-from spaces.slc.bayes import WekaBayesNet, WekaNaiveBayes, WekaNaiveBayesMultinomial
-from spaces.slc.lazy import WekaIBk, WekaKStar
+from ggp_automl.spaces.slc.bayes import WekaBayesNet, WekaNaiveBayes, WekaNaiveBayesMultinomial
+from ggp_automl.spaces.slc.lazy import WekaIBk, WekaKStar
 
 SEARCHES = ("TAN", "K2", "HillClimber", "LAGDHillClimber", "SimulatedAnnealing", "TabuSearch")
 

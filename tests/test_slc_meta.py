@@ -14,15 +14,15 @@ from sklearn.naive_bayes import GaussianNB
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.tree import DecisionTreeClassifier
 
-from spaces import deadline
-from spaces.params import Params
-from spaces.registry import REGISTRY
-from spaces.slc import meta
-from spaces.slc._cfs import CFSSubsetSelector, _BoundedList, mdl_cut_points
-from spaces.slc._meta_boost import weight_quantile
-from spaces.slc._meta_ensemble import n_subspace_features
-from spaces.slc._meta_lwl import kernel_weights, neighbourhood_weights
-from spaces.slc.base import ConstantClassifier
+from ggp_automl.spaces import deadline
+from ggp_automl.spaces.params import Params
+from ggp_automl.spaces.registry import REGISTRY
+from ggp_automl.spaces.slc import meta
+from ggp_automl.spaces.slc._cfs import CFSSubsetSelector, _BoundedList, mdl_cut_points
+from ggp_automl.spaces.slc._meta_boost import weight_quantile
+from ggp_automl.spaces.slc._meta_ensemble import n_subspace_features
+from ggp_automl.spaces.slc._meta_lwl import kernel_weights, neighbourhood_weights
+from ggp_automl.spaces.slc.base import ConstantClassifier
 
 NAMES = ("ASC", "AdaBoostM1", "Bagging", "LWL", "RandomCommittee", "RandomSubSpace")
 
@@ -74,7 +74,7 @@ class SpyNB(GaussianNB):
 # --------------------------------------------------------------------------- registry and builders
 
 def test_registered_names_and_kinds():
-    mine = {n for n, spec in REGISTRY.items() if spec.build.__module__ == "spaces.slc.meta"}
+    mine = {n for n, spec in REGISTRY.items() if spec.build.__module__ == "ggp_automl.spaces.slc.meta"}
     assert mine == set(NAMES)
     for name in NAMES:
         assert REGISTRY[name].kind == "meta-slc"

@@ -13,17 +13,17 @@ import pytest
 from sklearn.base import clone
 from sklearn.datasets import make_classification
 
-from spaces.deadline import BudgetExceeded, set_deadline
-from spaces.params import Params
-from spaces.registry import REGISTRY
-from spaces.slc import rules  # noqa: F401  (registers the algorithms)
-from spaces.slc._rules_base import ColumnOrder
-from spaces.slc._rules_c45 import C45SplitSelector
-from spaces.slc._rules_oner import WekaOneR
-from spaces.slc._rules_part import WekaPART
-from spaces.slc._rules_ripper import WekaJRip, _best_antecedent, _Context
-from spaces.slc._rules_table import WekaDecisionTable, _SubsetScorer, weighted_auc
-from spaces.slc._rules_zeror import WekaZeroR
+from ggp_automl.spaces.deadline import BudgetExceeded, set_deadline
+from ggp_automl.spaces.params import Params
+from ggp_automl.spaces.registry import REGISTRY
+from ggp_automl.spaces.slc import rules  # noqa: F401  (registers the algorithms)
+from ggp_automl.spaces.slc._rules_base import ColumnOrder
+from ggp_automl.spaces.slc._rules_c45 import C45SplitSelector
+from ggp_automl.spaces.slc._rules_oner import WekaOneR
+from ggp_automl.spaces.slc._rules_part import WekaPART
+from ggp_automl.spaces.slc._rules_ripper import WekaJRip, _best_antecedent, _Context
+from ggp_automl.spaces.slc._rules_table import WekaDecisionTable, _SubsetScorer, weighted_auc
+from ggp_automl.spaces.slc._rules_zeror import WekaZeroR
 
 NAMES = ("JRip", "PART", "DecisionTable", "OneR", "ZeroR")
 
@@ -513,7 +513,7 @@ def test_table_unmatched_rows_priors_or_ib1():
     # rows far outside the training range fall in unseen cells (first/last bin combinations)
     probe = np.tile(X.min(axis=0) - 5, (2, 1))
     probe[1, plain.selected_[0]] = X[:, plain.selected_[0]].max() + 5
-    from spaces.slc._mdl import discretise
+    from ggp_automl.spaces.slc._mdl import discretise
     keys = discretise(probe, plain.cut_points_)[:, plain.selected_]
     unseen = ~(keys[:, None, :] == plain.cells_[None]).all(axis=2).any(axis=1)
     assert unseen.any()
@@ -570,7 +570,7 @@ def test_jrip_error_rate_check_changes_rules():
 
 
 def test_mdl_discretisation():
-    from spaces.slc._mdl import discretise, mdl_cut_points
+    from ggp_automl.spaces.slc._mdl import discretise, mdl_cut_points
     rng = np.random.default_rng(0)
     x = rng.uniform(0, 10, 400)
     y = (x > 6.3).astype(int)

@@ -17,14 +17,14 @@ from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.tree import DecisionTreeClassifier
 
-from spaces.params import Params
-from spaces.registry import REGISTRY
-from spaces.slc import trees  # noqa: F401  (registers the algorithms)
-from spaces.slc._tree_c45 import add_errs, collapse, estimated_errors, node_is_splittable, prune
-from spaces.slc._tree_flat import FlatTree
-from spaces.slc._tree_holdout import reduced_error_prune, stratified_folds
-from spaces.slc.base import fit_slc
-from spaces.slc.trees import (J48Classifier, RandomTreeClassifier, REPTreeClassifier,
+from ggp_automl.spaces.params import Params
+from ggp_automl.spaces.registry import REGISTRY
+from ggp_automl.spaces.slc import trees  # noqa: F401  (registers the algorithms)
+from ggp_automl.spaces.slc._tree_c45 import add_errs, collapse, estimated_errors, node_is_splittable, prune
+from ggp_automl.spaces.slc._tree_flat import FlatTree
+from ggp_automl.spaces.slc._tree_holdout import reduced_error_prune, stratified_folds
+from ggp_automl.spaces.slc.base import fit_slc
+from ggp_automl.spaces.slc.trees import (J48Classifier, RandomTreeClassifier, REPTreeClassifier,
                               WekaRandomForest, weka_k_features)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -553,10 +553,10 @@ def test_unfitted_and_invalid_parameters():
 
 
 def test_trees_derived_from_the_large_grammar_build_and_fit():
-    from gp.binding import BoundGrammar, DatasetMeta
-    from gp.bnf_parser import load_grammar
-    from gp.generate import TreeGenerator
-    from spaces.compiler import algorithm_chain
+    from ggp_automl.gp.binding import BoundGrammar, DatasetMeta
+    from ggp_automl.gp.bnf_parser import load_grammar
+    from ggp_automl.gp.generate import TreeGenerator
+    from ggp_automl.spaces.compiler import algorithm_chain
 
     grammar = load_grammar(ROOT / "grammars" / "large.bnf")
     generator = TreeGenerator(BoundGrammar(grammar, DatasetMeta(14, 103, 2417)))
@@ -579,7 +579,7 @@ def test_trees_derived_from_the_large_grammar_build_and_fit():
 
 
 def test_long_loops_honour_the_deadline():
-    from spaces.deadline import BudgetExceeded, set_deadline
+    from ggp_automl.spaces.deadline import BudgetExceeded, set_deadline
 
     X, y = NOISY
     set_deadline(-1.0)

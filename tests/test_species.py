@@ -4,10 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gp.bnf_parser import load_grammar
-from gp.generate import TreeGenerator
-from gp.grammar import Sampler
-from gp.species import SPECIES, evolved_kinds, make_species, species_path, species_text
+from ggp_automl.gp.bnf_parser import load_grammar
+from ggp_automl.gp.generate import TreeGenerator
+from ggp_automl.gp.grammar import Sampler
+from ggp_automl.gp.species import SPECIES, evolved_kinds, make_species, species_path, species_text
 from tests.conftest import GRAMMARS, SPACES, YEAST
 
 
@@ -72,7 +72,7 @@ def test_species_fix_gates_to_their_default_alternative(grammars):
 
 
 def test_species_cli_writes_eight_files(tmp_path):
-    from cli import main
+    from ggp_automl.cli import main
 
     assert main(["species", "--grammar", str(GRAMMARS / "small.bnf"), "--out", str(tmp_path)]) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == [f"small-{s}.bnf" for s in range(1, 9)]

@@ -12,13 +12,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cli import _run_config, _species, build_parser, main
-from gp.bnf_parser import load_grammar
-from gp.phenotype import all_parses
-from gp.search import RunConfig, RunError, resume, start
-from gp.search.run import default_dataset
-from gp.search.rundir import RunDirectory
-from gp.validity import tree_problems
+from ggp_automl.cli import build_parser, main
+from ggp_automl.search.options import run_config as _run_config, species_list as _species
+from ggp_automl.gp.bnf_parser import load_grammar
+from ggp_automl.gp.phenotype import all_parses
+from ggp_automl.search import RunConfig, RunError, resume, start
+from ggp_automl.search.run import default_dataset
+from ggp_automl.search.rundir import RunDirectory
+from ggp_automl.gp.validity import tree_problems
 
 from .conftest import GRAMMARS, ROOT
 from .test_search import FakeEngine, Killed, _loop, data, fake_world  # noqa: F401 - fixtures
@@ -45,8 +46,8 @@ def test_the_shipped_example_is_a_real_restriction_of_large(large):
     assert len(trees) < len(large) / 4
     assert "hand-written" in TREES.read_text().lower()
     assert trees.analysis.combinations < large.analysis.combinations
-    from gp.generate import TreeGenerator
-    from gp.search.loop import algorithms
+    from ggp_automl.gp.generate import TreeGenerator
+    from ggp_automl.search.loop import algorithms
 
     generator = TreeGenerator(trees.bind(default_dataset().meta))
     rng = np.random.default_rng(0)
@@ -111,7 +112,7 @@ def test_inter_species_crossover_mixes_the_file_with_the_others(large, data):  #
 
     loop.state.method.ask = spy
     loop.search()
-    from gp.search.loop import algorithms
+    from ggp_automl.search.loop import algorithms
 
     used = {a for i in asked if i.species == "large-trees" for a in algorithms(i.phenotype)}
     assert used - TREE_LEARNERS - {"BR", "CC", "LC", "BRq", "CCq", "FW", "RT"}  # species 1's parts came in
@@ -157,7 +158,7 @@ def test_a_species_that_crossover_would_break_is_refused(tmp_path, data):  # noq
     main_grammar.write_text("<S> ::= <mlc> <slc>\n<mlc> ::= BR | CC\n<slc> ::= J48 | <inner>\n<inner> ::= NaiveBayes\n")
     species = tmp_path / "toy-odd.bnf"
     species.write_text("<S> ::= <inner> <slc>\n<inner> ::= CC\n<slc> ::= J48\n")
-    from gp.errors import GrammarError
+    from ggp_automl.gp.errors import GrammarError
 
     config = RunConfig(method="spggp", species=(8, str(species)), species_size=2, budget_seconds=60)
     with pytest.raises(GrammarError) as err:
@@ -199,7 +200,7 @@ def test_run_config_and_the_python_api_take_the_same_species(tmp_path):
         RunConfig(method="spggp", species=(1, "species/3.bnf"))
     from sklearn.base import clone
 
-    from gp.automl import GrammarAutoML, GrammarAutoMLClassifier
+    from ggp_automl.search.automl import GrammarAutoML, GrammarAutoMLClassifier
 
     species = [np.int64(1), TREES]
     estimator = GrammarAutoML(method="spggp", species=species, population=6)

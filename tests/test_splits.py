@@ -6,7 +6,7 @@ import pytest
 from sklearn.datasets import make_multilabel_classification
 from skmultilearn.model_selection import IterativeStratification
 
-from evaluation.splits import (
+from ggp_automl.evaluation.splits import (
     draw_seed,
     holdout_split,
     kfold_splits,
@@ -167,7 +167,7 @@ def test_five_rows_that_sechidis_alone_left_without_a_validation_row():
 
 
 def test_filling_an_empty_fold_moves_the_row_with_the_fewest_labels():
-    from evaluation.splits import _fill_empty
+    from ggp_automl.evaluation.splits import _fill_empty
 
     Y = np.array([[1, 1], [0, 0], [1, 0], [0, 1]], dtype=np.int8)
     folds = _fill_empty([np.array([0, 1, 2, 3]), np.array([], dtype=np.int64)], Y)

@@ -9,7 +9,7 @@ import pytest
 from ConfigSpace import Categorical, ConfigurationSpace, EqualsCondition, Float, Integer
 from scipy.optimize import approx_fprime
 
-from gp.search.surrogates import ConditionalGP, _Block, make_gp_facade_model, matern52
+from ggp_automl.search.surrogates import ConditionalGP, _Block, make_gp_facade_model, matern52
 
 
 def small_space(seed: int = 0) -> ConfigurationSpace:

@@ -6,20 +6,20 @@ import numpy as np
 import pytest
 from sklearn.metrics import balanced_accuracy_score, log_loss, precision_score, recall_score
 
-from evaluation.candidate import Split, evaluate_candidate
-from evaluation.data import from_arrays, load_dataset, load_split
-from evaluation.default_data import load_default
-from evaluation.isolation import Limits
-from evaluation.metrics import singlelabel_measures
-from evaluation.splits import class_folds
-from evaluation.task import MultiLabel, SingleLabel, task_of
-from gp.bnf_parser import parse_grammar
-from gp.errors import DataError
-from gp.phenotype import parse_phenotype
-from gp.search import RunConfig, start
-from gp.search.run import RunError, describe_data, load_run_data
-from spaces.compiler import MappingError, compile_tree
-from spaces.model import MultiLabelModel, SingleLabelModel
+from ggp_automl.evaluation.candidate import Split, evaluate_candidate
+from ggp_automl.evaluation.data import from_arrays, load_dataset, load_split
+from ggp_automl.evaluation.default_data import load_default
+from ggp_automl.evaluation.isolation import Limits
+from ggp_automl.evaluation.metrics import singlelabel_measures
+from ggp_automl.evaluation.splits import class_folds
+from ggp_automl.evaluation.task import MultiLabel, SingleLabel, task_of
+from ggp_automl.gp.bnf_parser import parse_grammar
+from ggp_automl.gp.errors import DataError
+from ggp_automl.gp.phenotype import parse_phenotype
+from ggp_automl.search import RunConfig, start
+from ggp_automl.search.run import RunError, describe_data, load_run_data
+from ggp_automl.spaces.compiler import MappingError, compile_tree
+from ggp_automl.spaces.model import MultiLabelModel, SingleLabelModel
 
 from .conftest import GRAMMARS, SHARED, requires_shared
 
@@ -210,7 +210,7 @@ def test_a_grammar_of_the_other_task_is_refused(tmp_path):
 
 
 def test_cli_evolve_and_predict_class_labels_with_unlabelled_rows(tmp_path, capsys):
-    from cli import main
+    from ggp_automl.cli import main
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(60, 3))

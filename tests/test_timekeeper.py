@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.candidate import EvaluationResult
-from gp.search import timekeeper as tk
-from gp.search.timekeeper import TimeKeeper
+from ggp_automl.evaluation.candidate import EvaluationResult
+from ggp_automl.search import timekeeper as tk
+from ggp_automl.search.timekeeper import TimeKeeper
 
 
 def ok(wall: float, fitness: float = 0.5) -> EvaluationResult:
@@ -142,7 +142,7 @@ def test_the_refit_gets_the_time_left_and_never_more():
 # -- the runtime screen --------------------------------------------------------------------------
 
 def test_the_screen_skips_only_on_enough_evidence():
-    from gp.search.runtime import MIN_EVIDENCE, RuntimeScreen
+    from ggp_automl.search.runtime import MIN_EVIDENCE, RuntimeScreen
 
     screen = RuntimeScreen()
     for _ in range(MIN_EVIDENCE - 1):
@@ -158,7 +158,7 @@ def test_the_screen_skips_only_on_enough_evidence():
 
 
 def test_the_screen_weighs_finished_and_censored_runs_by_the_limit():
-    from gp.search.runtime import RuntimeScreen
+    from ggp_automl.search.runtime import RuntimeScreen
 
     screen = RuntimeScreen()
     for _ in range(10):
@@ -192,7 +192,7 @@ def test_probes_and_the_first_candidates_are_never_skipped():
 @pytest.fixture
 def refits(monkeypatch):
     """fit_final replaced by a recorder: (phenotype, its time limit) of every refit started."""
-    from evaluation.final import FinalFit
+    from ggp_automl.evaluation.final import FinalFit
 
     calls = []
 
@@ -201,7 +201,7 @@ def refits(monkeypatch):
         calls.append((tree.phenotype, limits.timeout))
         return FinalFit("ok", model={"phenotype": tree.phenotype})
 
-    monkeypatch.setattr("gp.search.finish.fit_final", fake_fit)
+    monkeypatch.setattr("ggp_automl.search.finish.fit_final", fake_fit)
     return calls
 
 
@@ -209,9 +209,9 @@ def searched_loop(grammars, budget: float, left: float, **engine):
     """A random search run with the fake engine, then its clock set to ``left`` seconds before the end."""
     import time
 
-    from gp.search import RunConfig, make_method
-    from gp.search.loop import SearchLoop, SearchState
-    from gp.search.run import default_dataset
+    from ggp_automl.search import RunConfig, make_method
+    from ggp_automl.search.loop import SearchLoop, SearchState
+    from ggp_automl.search.run import default_dataset
 
     from .test_search import FakeEngine
 
@@ -230,7 +230,7 @@ def searched_loop(grammars, budget: float, left: float, **engine):
 def test_candidates_that_all_failed_are_not_refit(grammars, refits):
     """The hostile-user report: every candidate timed out, and the refit of three of them with
     1.25 x the hard cap each turned a 30 s budget into 59 s."""
-    from gp.search.finish import finish
+    from ggp_automl.search.finish import finish
 
     loop, _ = searched_loop(grammars, 30, 4.5, cost=lambda p: 1e9)
     outcome = finish(loop)
@@ -239,7 +239,7 @@ def test_candidates_that_all_failed_are_not_refit(grammars, refits):
 
 
 def test_the_refit_gets_at_most_the_time_left(grammars, refits):
-    from gp.search.finish import finish
+    from ggp_automl.search.finish import finish
 
     loop, _ = searched_loop(grammars, 600, 10.0)
     outcome = finish(loop)
@@ -248,7 +248,7 @@ def test_the_refit_gets_at_most_the_time_left(grammars, refits):
 
 
 def test_no_time_left_means_no_refit_and_a_clear_status(grammars, refits):
-    from gp.search.finish import finish
+    from ggp_automl.search.finish import finish
 
     loop, fake = searched_loop(grammars, 600, 1.5, cost=lambda p: 2.0)
     searched = len(fake.calls)
@@ -261,7 +261,7 @@ def test_no_time_left_means_no_refit_and_a_clear_status(grammars, refits):
 
 
 def test_a_winner_too_slow_for_the_time_left_gives_way_to_a_faster_runner_up(grammars, refits):
-    from gp.search.finish import finish
+    from ggp_automl.search.finish import finish
 
     slow = {}
 
@@ -293,8 +293,8 @@ def test_a_real_run_whose_every_candidate_times_out_keeps_to_its_budget(tmp_path
     old final stage refit two of them for 5 s each after the budget had run out (18 s in all)."""
     import time
 
-    from gp.search import RunConfig, start
-    from gp.search.run import default_dataset, describe_data
+    from ggp_automl.search import RunConfig, start
+    from ggp_automl.search.run import default_dataset, describe_data
 
     grammar = tmp_path / "slow.bnf"
     grammar.write_text(SLOW_GRAMMAR)

@@ -14,15 +14,15 @@ import sys
 import numpy as np
 import pytest
 
-from gp.bnf_parser import load_grammar
-from gp.search import RunConfig, resume, start
-from gp.search.ggp import GGP
-from gp.search.individual import Individual
-from gp.search.loop import algorithms
-from gp.search.method import make_method
-from gp.search.rundir import RunDirectory
-from gp.search.toolbox import CheckedOperator, OperatorError, whigham_mutate
-from spaces.plugins import load_plugins
+from ggp_automl.gp.bnf_parser import load_grammar
+from ggp_automl.search import RunConfig, resume, start
+from ggp_automl.search.ggp import GGP
+from ggp_automl.search.individual import Individual
+from ggp_automl.search.loop import algorithms
+from ggp_automl.search.method import make_method
+from ggp_automl.search.rundir import RunDirectory
+from ggp_automl.search.toolbox import CheckedOperator, OperatorError, whigham_mutate
+from ggp_automl.spaces.plugins import load_plugins
 
 from .conftest import GRAMMARS, ROOT
 from .test_search import FakeEngine, Killed, _loop, data, fake_world, small  # noqa: F401 - fixtures

@@ -16,16 +16,16 @@ import numpy as np
 import optuna
 import pytest
 
-from gp.bnf_parser import load_grammar, parse_grammar
-from gp.generate import TreeGenerator
-from gp.grammar import NonTerminal, Sampler
-from gp.policy import unrolled_key
-from gp.search import RunConfig, resume, start
-from gp.search.method import METHODS, make_method
-from gp.search.run import load_run_data
-from gp.search.rundir import RunDirectory
-from gp.search.tpe import TPE, TPEPolicy, quiet
-from gp.validity import tree_problems
+from ggp_automl.gp.bnf_parser import load_grammar, parse_grammar
+from ggp_automl.gp.generate import TreeGenerator
+from ggp_automl.gp.grammar import NonTerminal, Sampler
+from ggp_automl.gp.policy import unrolled_key
+from ggp_automl.search import RunConfig, resume, start
+from ggp_automl.search.method import METHODS, make_method
+from ggp_automl.search.run import load_run_data
+from ggp_automl.search.rundir import RunDirectory
+from ggp_automl.search.tpe import TPE, TPEPolicy, quiet
+from ggp_automl.gp.validity import tree_problems
 
 from .conftest import GRAMMARS, ROOT
 from .test_search import FakeEngine, Killed, _loop, data, fake_world, small  # noqa: F401 - fixtures

@@ -5,9 +5,9 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from gp.bnf_parser import parse_grammar
-from gp.generate import TreeGenerator
-from gp.tree import Leaf, Node
+from ggp_automl.gp.bnf_parser import parse_grammar
+from ggp_automl.gp.generate import TreeGenerator
+from ggp_automl.gp.tree import Leaf, Node
 
 TOY = parse_grammar("<s> ::= <a> [ <b> ] k\n<a> ::= x RANDOM-INT(1, 9)\n<b> ::= y | z\n", "toy.bnf")
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from cli import main
-from spaces import plugins
-from spaces.registry import REGISTRY
+from ggp_automl.cli import main
+from ggp_automl.spaces import plugins
+from ggp_automl.spaces.registry import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -36,9 +36,9 @@ import math
 import numpy as np
 from sklearn import config_context
 
-from spaces.deadline import check_deadline
-from spaces.registry import register
-from spaces.slc.base import fit_slc, positive_scores
+from ggp_automl.spaces.deadline import check_deadline
+from ggp_automl.spaces.registry import register
+from ggp_automl.spaces.slc.base import fit_slc, positive_scores
 
 from ._payoff import get_payoff, raw_payoff, utility
 from .base import MLCEstimator

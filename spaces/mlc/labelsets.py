@@ -28,11 +28,11 @@ from math import comb
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from spaces.deadline import check_deadline
-from spaces.mlc.base import MLCEstimator
-from spaces.params import Params
-from spaces.registry import register
-from spaces.slc.base import fit_slc, slc_scores
+from ggp_automl.spaces.deadline import check_deadline
+from ggp_automl.spaces.mlc.base import MLCEstimator
+from ggp_automl.spaces.params import Params
+from ggp_automl.spaces.registry import register
+from ggp_automl.spaces.slc.base import fit_slc, slc_scores
 
 
 def _member_seeds(random_state, n: int) -> np.ndarray:

@@ -24,8 +24,8 @@ import math
 
 import numpy as np
 
-from spaces.deadline import check_deadline
-from spaces.registry import register
+from ggp_automl.spaces.deadline import check_deadline
+from ggp_automl.spaces.registry import register
 
 from .chains import (LabelNetwork, NetworkEstimator, greedy_paths, make_rng, monte_carlo_search)
 

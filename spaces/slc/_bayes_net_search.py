@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import gammaln
 
-from spaces.deadline import check_deadline
+from ggp_automl.spaces.deadline import check_deadline
 
 _NEG = -1e100  # WEKA's "no operation" score
 

@@ -13,7 +13,7 @@ import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from spaces.deadline import check_deadline
+from ggp_automl.spaces.deadline import check_deadline
 
 from ._functions_common import column_means, fill_missing, one_hot, range_scaling
 from ._validation import ReplacesMissingValues, fit_inputs, labels, predict_inputs

@@ -36,7 +36,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from spaces.deadline import check_deadline
+from ggp_automl.spaces.deadline import check_deadline
 
 ROOT_FINDER_ACCURACY = 0.01
 ROOT_FINDER_MAX_ITER = 40

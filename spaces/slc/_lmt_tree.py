@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from spaces.deadline import check_deadline
+from ggp_automl.spaces.deadline import check_deadline
 
 from ._logitboost import (N_FOLDS, SMALL, Z_MAX, _boost_fixed, _coefficients, _LogitBoost,
                           _select_by_aic, _select_by_cv, _softmax)

@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 
-from spaces.deadline import check_deadline
+from ggp_automl.spaces.deadline import check_deadline
 
 #: LogitBoost's cap on the working response (WEKA ``LogisticBase.Z_MAX``)
 Z_MAX = 3.0

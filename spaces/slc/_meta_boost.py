@@ -24,7 +24,7 @@ import math
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from spaces.deadline import check_deadline
+from ggp_automl.spaces.deadline import check_deadline
 
 from .base import fit_slc, slc_scores
 from ._meta_common import (accepts_sample_weight, fit_inputs, generator, member_seeds,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from spaces.deadline import check_deadline
+from ggp_automl.spaces.deadline import check_deadline
 
 from ._rules_base import stratified_folds  # WEKA's Instances.stratify dealing; a small class misses some folds
 from .base import fit_slc, slc_scores
@@ -134,8 +134,8 @@ class Stacking(_Combiner):
     def _meta_template(self, seed: int):
         if self.final_estimator is not None:
             return seeded(self.final_estimator, seed)
-        from spaces.params import Params
-        from spaces.registry import load_all
+        from ggp_automl.spaces.params import Params
+        from ggp_automl.spaces.registry import load_all
         return load_all()["LogisticRegression"].build(Params("LogisticRegression", random_state=seed))
 
     def fit(self, X, y, sample_weight=None):

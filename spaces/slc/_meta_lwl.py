@@ -24,7 +24,7 @@ import numpy as np
 from scipy.spatial.distance import cdist
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from spaces.deadline import check_deadline
+from ggp_automl.spaces.deadline import check_deadline
 
 from .base import fit_slc, slc_scores
 from ._meta_common import fit_inputs, generator, member_seeds, predict_inputs, training_weights

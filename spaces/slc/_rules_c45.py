@@ -18,7 +18,7 @@ from functools import lru_cache
 import numpy as np
 from scipy.stats import norm
 
-from spaces.slc._rules_base import LN2, SMALL, ColumnOrder, xlogx
+from ggp_automl.spaces.slc._rules_base import LN2, SMALL, ColumnOrder, xlogx
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from spaces.deadline import check_deadline
-from spaces.slc._validation import fit_inputs, predict_inputs
+from ggp_automl.spaces.deadline import check_deadline
+from ggp_automl.spaces.slc._validation import fit_inputs, predict_inputs
 
 #: cap on (attributes × rows × classes) cells held at once; larger problems run in chunks
 _CHUNK_CELLS = 4_000_000

@@ -19,10 +19,10 @@ import math
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from spaces.deadline import check_deadline
-from spaces.slc._rules_base import LN2, SMALL, ColumnOrder, make_rng, stratified_folds
-from spaces.slc._rules_c45 import C45SplitSelector, add_errs, _lnf
-from spaces.slc._validation import fit_inputs, labels, predict_inputs
+from ggp_automl.spaces.deadline import check_deadline
+from ggp_automl.spaces.slc._rules_base import LN2, SMALL, ColumnOrder, make_rng, stratified_folds
+from ggp_automl.spaces.slc._rules_c45 import C45SplitSelector, add_errs, _lnf
+from ggp_automl.spaces.slc._validation import fit_inputs, labels, predict_inputs
 
 
 class _Node:

@@ -29,9 +29,9 @@ import math
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from spaces.deadline import check_deadline
-from spaces.slc._rules_base import SMALL, ColumnOrder, make_rng, normalise_rows
-from spaces.slc._validation import fit_inputs, labels, predict_inputs
+from ggp_automl.spaces.deadline import check_deadline
+from ggp_automl.spaces.slc._rules_base import SMALL, ColumnOrder, make_rng, normalise_rows
+from ggp_automl.spaces.slc._validation import fit_inputs, labels, predict_inputs
 
 MAX_DL_SURPLUS = 64.0
 REDUNDANCY_FACTOR = 0.5

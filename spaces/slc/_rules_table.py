@@ -19,10 +19,10 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from spaces.deadline import check_deadline
-from spaces.slc._rules_base import SMALL, make_rng, normalise_rows, stratified_folds
-from spaces.slc._mdl import discretise, mdl_cut_points
-from spaces.slc._validation import fit_inputs, labels, predict_inputs
+from ggp_automl.spaces.deadline import check_deadline
+from ggp_automl.spaces.slc._rules_base import SMALL, make_rng, normalise_rows, stratified_folds
+from ggp_automl.spaces.slc._mdl import discretise, mdl_cut_points
+from ggp_automl.spaces.slc._validation import fit_inputs, labels, predict_inputs
 
 _CHUNK_CELLS = 3_000_000
 MEASURES = ("acc", "rmse", "mae", "auc")

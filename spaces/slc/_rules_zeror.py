@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from spaces.slc._validation import fit_inputs, predict_inputs
+from ggp_automl.spaces.slc._validation import fit_inputs, predict_inputs
 
 
 class WekaZeroR(ClassifierMixin, BaseEstimator):

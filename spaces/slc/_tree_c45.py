@@ -24,7 +24,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from spaces.deadline import check_deadline
+from ggp_automl.spaces.deadline import check_deadline
 
 from ._tree_flat import LEAF, FlatTree
 

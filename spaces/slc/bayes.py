@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from spaces.params import Params
-from spaces.registry import register
+from ggp_automl.spaces.params import Params
+from ggp_automl.spaces.registry import register
 
 from ._bayes_discretize import MDLDiscretizer
 from ._bayes_estimators import (KernelTable, attribute_precision, normal_density,

@@ -35,8 +35,8 @@ The estimators are in ``_meta_combine`` (members, folds, Stacking, Vote) and the
 """
 from __future__ import annotations
 
-from spaces.params import Params
-from spaces.registry import register
+from ggp_automl.spaces.params import Params
+from ggp_automl.spaces.registry import register
 
 from ._meta_combine import Stacking, Vote
 from ._meta_combine_rules import RULES
@@ -50,7 +50,7 @@ B_TYPES = ("BayesNet", "NaiveBayes", "MultilayerPerceptron", "SMO", "KNN", "KSta
 
 
 def _registry_default(name: str, seed: int):
-    from spaces.registry import load_all  # the registry imports this module
+    from ggp_automl.spaces.registry import load_all  # the registry imports this module
     return load_all()[name].build(Params(name, random_state=seed))
 
 

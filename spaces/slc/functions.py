@@ -26,9 +26,9 @@ import numpy as np
 from scipy.special import expit, logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from spaces.deadline import check_deadline
-from spaces.params import Params
-from spaces.registry import register
+from ggp_automl.spaces.deadline import check_deadline
+from ggp_automl.spaces.params import Params
+from ggp_automl.spaces.registry import register
 
 from . import _kernels
 from ._functions_common import column_means, fill_missing, range_scaling

@@ -18,9 +18,9 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from spaces.deadline import check_deadline
-from spaces.params import Params
-from spaces.registry import register
+from ggp_automl.spaces.deadline import check_deadline
+from ggp_automl.spaces.params import Params
+from ggp_automl.spaces.registry import register
 
 from ._lazy_kstar import MISSING_MODES, NUM_RAND_COLS, kstar_scales
 from ._validation import fit_inputs, labels, predict_inputs

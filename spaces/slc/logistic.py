@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from spaces.params import Params
-from spaces.registry import register
+from ggp_automl.spaces.params import Params
+from ggp_automl.spaces.registry import register
 
 from ._functions_common import column_means, fill_missing
 from ._lmt_tree import (_LMTGrower, _Node, _PathPredictions, _postorder, _prune_to, _pruning_sequence,

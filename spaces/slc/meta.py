@@ -18,8 +18,8 @@ member seed from their seed: WEKA's ``-S``, which PBIL-Auto-Ens searches as a hy
 """
 from __future__ import annotations
 
-from spaces.params import Params
-from spaces.registry import register
+from ggp_automl.spaces.params import Params
+from ggp_automl.spaces.registry import register
 
 from ._meta_asc import AttributeSelectedClassifier
 from ._meta_boost import AdaBoostM1

@@ -8,13 +8,13 @@ NOT check the error rate, ``up`` present = NO pruning.
 """
 from __future__ import annotations
 
-from spaces.params import Params
-from spaces.registry import register
-from spaces.slc._rules_oner import WekaOneR
-from spaces.slc._rules_part import WekaPART
-from spaces.slc._rules_ripper import WekaJRip
-from spaces.slc._rules_table import WekaDecisionTable
-from spaces.slc._rules_zeror import WekaZeroR
+from ggp_automl.spaces.params import Params
+from ggp_automl.spaces.registry import register
+from ggp_automl.spaces.slc._rules_oner import WekaOneR
+from ggp_automl.spaces.slc._rules_part import WekaPART
+from ggp_automl.spaces.slc._rules_ripper import WekaJRip
+from ggp_automl.spaces.slc._rules_table import WekaDecisionTable
+from ggp_automl.spaces.slc._rules_zeror import WekaZeroR
 
 __all__ = ["WekaJRip", "WekaPART", "WekaDecisionTable", "WekaOneR", "WekaZeroR"]
 

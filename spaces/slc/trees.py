@@ -34,8 +34,8 @@ from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from spaces.params import Params
-from spaces.registry import register
+from ggp_automl.spaces.params import Params
+from ggp_automl.spaces.registry import register
 
 from ._tree_c45 import apply_split_test, collapse, prune
 from ._tree_flat import LEAF, FlatTree

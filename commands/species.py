@@ -1,0 +1,30 @@
+"""``cli.py species``: write the 8 species grammars of an annotated grammar."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..search.options import UsageError
+from ._common import EXIT_OK, load_grammar_file, print_warnings
+
+
+def run(args) -> int:
+    from ggp_automl.gp.species import write_species
+
+    grammar = load_grammar_file(args.grammar)
+    print_warnings(grammar)
+    out = Path(args.out) if args.out else Path(args.grammar).parent / "species"
+    try:
+        paths = write_species(grammar, out)
+    except OSError as exc:
+        raise UsageError(f"cannot write species grammars to {out}: {exc.strerror or exc}") from None
+    for p in paths:
+        print(p)
+    return EXIT_OK
+
+
+def register(sub) -> None:
+    """Add ``species`` to the command line's sub-commands."""
+    p = sub.add_parser("species", help="write the 8 species grammars of an annotated grammar")
+    p.add_argument("--grammar", required=True, metavar="FILE")
+    p.add_argument("--out", metavar="DIR", help="output folder (default: species/ beside the grammar)")
+    p.set_defaults(func=run)

@@ -1,0 +1,96 @@
+"""A run's final model applied to new data: ``cli.py predict`` is this function and a print.
+
+Why here and not in the command: a notebook, a scheduler or a test predicts from a run directory the
+same way, with the same checks — the directory is a finished run, its config says what data the model
+was trained on, the new data has the same shape and task, the run's plug-ins are imported before the
+model is unpickled. Loading ``best/model.joblib`` executes code (as any pickle): open run directories
+you trust only.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..evaluation.data import load_dataset, recode_classes
+from ..evaluation.task import task_of_record
+from ..gp.errors import DataError
+from ..search.rundir import RunDirectory
+from ..spaces.model import ModelFileError, load_model
+from ..spaces.plugins import load_plugins
+
+
+@dataclass
+class Predictions:
+    """What :func:`predict_run` made: the predicted labels (or classes), their scores, and what to write."""
+    predictions: np.ndarray
+    scores: np.ndarray
+    header: list
+    table: np.ndarray
+    fmt: object
+    #: the measures against the file's own labels (None when every row's labels are unknown)
+    measures: dict | None
+    summary: str
+    n_known: int
+    n_rows: int
+    single_label: bool
+
+
+def import_run_plugins(run: Path) -> None:
+    """Import the plug-ins a run directory's config.json names: its model may hold their estimators."""
+    try:
+        plugins = json.loads((run / "config.json").read_text(encoding="utf-8")).get("config", {}).get("plugins")
+    except (OSError, ValueError, AttributeError):
+        return  # the reader of config.json says what is wrong with it
+    if isinstance(plugins, list) and all(isinstance(p, str) for p in plugins):
+        load_plugins(plugins)
+
+
+def predict_run(run: str | Path, data: str | Path, with_scores: bool = False) -> Predictions:
+    """Predict the rows of ``data`` with the final model of the run directory ``run``.
+
+    Raises DataError (or the run directory's own error) with a message that says what is wrong: not a
+    run, an unfinished run, a damaged file, data of another shape or task.
+    """
+    run = Path(run)
+    model_path = run / "best" / "model.joblib"
+    if not (run / "config.json").is_file():
+        raise DataError(f"{run} is not a run directory (no config.json)")
+    if not model_path.exists():
+        raise DataError(f"{run} has no fitted model yet ({model_path} is missing): the run is unfinished; "
+                        f"continue it with `python cli.py evolve --resume {run}`")
+    run_dir = RunDirectory(run)
+    trained = run_dir.config().get("data")
+    if not isinstance(trained, dict) or not all(type(trained.get(k)) is int for k in ("n_features", "n_labels")):
+        raise run_dir.damaged("config.json", "the training data's shape is missing",
+                              "new data cannot be checked against the model")
+    task_class = task_of_record(trained.get("task"))
+    single = task_class.single_label
+    classes_ok = isinstance(trained.get("classes"), list) and all(isinstance(c, str) for c in trained["classes"])
+    if single and not classes_ok:
+        raise run_dir.damaged("config.json", "the training data's classes are missing", "predictions cannot be named")
+    import_run_plugins(run)  # the model may hold estimators of the run's plug-ins
+    try:
+        model = load_model(model_path)
+    except ModelFileError as exc:
+        raise run_dir.damaged("best/model.joblib", exc.reason, "the model cannot be used (best/model.py has its "
+                                                                "code, to fit it again)") from None
+    target = trained.get("target") if isinstance(trained.get("target"), str) else None
+    new = load_dataset(data, unlabelled=True, target=target)
+    if single != (new.Y.ndim == 1):
+        raise DataError(f"{data}: {new.task.name} data, but the model was trained on {trained.get('task')} data")
+    if new.n_features != trained["n_features"] or new.n_labels != trained["n_labels"]:
+        raise DataError(f"{data}: {new.n_features} features and {new.n_labels} target column(s), but the model "
+                        f"was trained on {trained['n_features']} features and {trained['n_labels']}")
+    if single:
+        task, Y = task_class(tuple(trained["classes"])), recode_classes(new, trained["classes"], str(data))
+    else:
+        task, Y = task_class(new.label_names), new.Y
+    predictions, scores = task.outputs(model, new.X)
+    header, table, fmt = task.prediction_table(predictions, scores, with_scores, new.label_names)
+    known = task.labelled(Y)
+    measures = task.measures(Y[known], predictions[known], scores[known]) if known.any() else None
+    return Predictions(predictions, scores, header, table, fmt, measures,
+                       task.summary(measures) if measures else "", int(known.sum()), len(known), single)

@@ -1,0 +1,185 @@
+"""The end of a run: choose the winner, refit it on all training data, write the artefacts.
+
+The archive is re-evaluated on a fresh split (in :meth:`SearchLoop.choose`); the
+best re-evaluated candidate is refit on learning + validation data together and
+measured on the test set when one is given. If the winner fails at full size, the
+runner-up is tried (up to three refits). Only candidates that worked are refit: one
+whose re-evaluation failed, or that was not re-evaluated and never ended with a fitness
+in the search, would only fail again (issue 9: a run whose every candidate had failed
+refit three of them). The refit's time limit is the time-keeper's
+(:meth:`gp.search.timekeeper.TimeKeeper.refit_timeout`): the time left in the budget; a
+candidate that cannot finish in it is not started (a faster runner-up may be), so the
+run ends within its budget, and says so when no model could be refit in time.
+``final.json`` still records any overrun (the artefacts are written after the refit).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import joblib
+
+from ggp_automl.evaluation.final import fit_final
+from ggp_automl.evaluation.isolation import Limits
+
+from .loop import SearchLoop, SearchOutcome
+from .rundir import BEST, FINAL
+
+REFIT_TRIES = 3
+
+
+def _status(loop: SearchLoop, pairs, usable, started: int, winner) -> str:
+    if winner is not None:
+        return "finished"
+    if not pairs:
+        counts = loop.state.counts
+        if not counts.get("evaluations"):
+            return "no candidate evaluated"
+        if counts.get("failed", 0) >= counts["evaluations"]:
+            return "every candidate failed"
+        return "no candidate was evaluated on all the learning rows within the budget"
+    if not usable:
+        if any(loop.worked(c) for c, _ in pairs):
+            return "every candidate failed its final re-evaluation"
+        return "every candidate failed"
+    return "no candidate could be refit" if started else "no model could be refit within the budget"
+
+
+def finish(loop: SearchLoop) -> SearchOutcome:
+    cfg, st = loop.config, loop.state
+    pairs = loop.choose()
+    usable = [(c, r) for c, r in pairs if (r.ok if r is not None else loop.worked(c))]
+    archive = [{"phenotype": c.phenotype, "species": c.species, "search_fitness": c.score,
+                "final_fitness": None if r is None else r.fitness, "status": "not re-evaluated" if r is None
+                else r.status} for c, r in pairs]
+    winner, fit, chosen, failure, started = None, None, None, None, 0
+    loop.observer.on_phase("refit", usable[0][0].phenotype if usable else "")
+    for cand, r in usable:
+        if started == REFIT_TRIES:
+            break
+        measured = r.wall_time if r is not None else st.walls.get(cand.phenotype, (None, None))[1]
+        remaining = cfg.budget_seconds - loop.now()
+        timeout = loop.keeper.refit_timeout(remaining, measured)
+        if timeout is None:  # it could not end in time; a faster runner-up still may
+            failure = (f"{max(remaining, 0.0):.1f} s of the budget were left"
+                       + (f", and {cand.phenotype!r} took {measured:.1f} s on the learning rows alone"
+                          if measured else "") + "; give a larger --budget")
+            continue
+        started += 1
+        test = loop.test
+        fit = fit_final(cand.tree, loop.grammar, loop.train.X, loop.train.Y, loop.train.categorical_features,
+                        None if test is None else test.X, None if test is None else test.Y,
+                        Limits(timeout=timeout, memory_bytes=cfg.memory_bytes), random_state=cfg.seed,
+                        task=loop.train.task)
+        if fit.ok:
+            winner, chosen = cand, r
+            break
+        failure = f"{fit.status}: {fit.reason}"
+    model = fit.model if winner is not None else None
+    ensemble = None
+    if cfg.ensemble_spec is not None or st.method.ensemble() is not None:
+        from .ensemble import build_ensemble, build_method_ensemble
+
+        loop.observer.on_phase("ensemble", cfg.ensemble_spec or cfg.method)
+        try:
+            if cfg.ensemble_spec is not None:
+                built, ensemble = build_ensemble(loop, pairs, winner, fit)
+            else:
+                built, ensemble = build_method_ensemble(loop, winner, fit)
+        except Exception as exc:  # noqa: BLE001 - the single best is still a result
+            built, ensemble = None, {"kind": cfg.ensemble_spec or cfg.method, "returned": False,
+                                     "reason": f"building the ensemble failed: {type(exc).__name__}: {exc}"}
+        model = built or model
+    elapsed = loop.now()
+    final = {
+        "status": _status(loop, pairs, usable, started, winner),
+        "method": cfg.method,
+        "task": loop.train.task.name,
+        "fitness": cfg.fitness,
+        "time": round(elapsed, 3),
+        "overrun_seconds": round(max(0.0, elapsed - cfg.budget_seconds), 3),
+        "winner": None if winner is None else {
+            "phenotype": winner.phenotype, "species": winner.species,
+            "valid_fitness": chosen.fitness if chosen is not None else winner.score,
+            "valid_measures": chosen.measures if chosen is not None else {}},
+        "archive": archive,
+        "test": None if winner is None or loop.test is None else {
+            "measures": fit.test_measures, "n_instances": int(loop.test.X.shape[0]),
+            "source": loop.info.get("test_source", "test set")},
+        "refit_time": None if fit is None else round(fit.wall_time, 3),
+        "refit_failure": None if winner is not None else failure,
+        "counts": {**st.counts, "generations": st.generation},
+        "mode": cfg.effective_mode,
+        "limits": loop.keeper.summary(),
+        "screening": loop.screening_summary(),
+        "work": loop.work(),
+        "method_report": st.method.report(),
+        "ensemble": ensemble,
+        "warnings": [],
+    }
+    if loop.run_dir is not None:
+        if winner is not None:
+            final["warnings"] += write_best(loop, winner, model)
+        final["warnings"] += write_method_artefacts(loop)
+        final["warnings"] += write_convergence(loop)
+        loop.run_dir.write_json(FINAL, final)
+        loop.run_dir.close()
+    loop.observer.on_phase("done")
+    loop.observer.on_end(final)
+    return SearchOutcome(winner, final, model, history=loop.history)
+
+
+def write_best(loop: SearchLoop, winner, model) -> list[str]:
+    """``best/``: phenotype, indented tree, DOT, PNG of the single best; the returned model (the single
+    best, or the ensemble) fitted and as code."""
+    from sklearn.base import clone
+
+    from ggp_automl.spaces.ensemble import EnsembleModel
+    from ggp_automl.spaces.export import to_python
+
+    from .plots import tree_png
+
+    def code() -> str:
+        if isinstance(model, EnsembleModel):
+            return to_python(clone(model))
+        return winner.export(loop.grammar, loop.config.seed)
+
+    run = loop.run_dir
+    warnings = []
+    steps = [
+        ("phenotype", lambda: run.write_text(f"{BEST}/phenotype.txt", winner.phenotype + "\n")),
+        ("tree", lambda: run.write_text(f"{BEST}/tree.txt", winner.tree.render() + "\n")),
+        ("dot", lambda: run.write_text(f"{BEST}/tree.dot", winner.tree.to_dot())),
+        ("png", lambda: tree_png(winner.tree, run.path / BEST / "tree.png")),
+        ("model", lambda: _dump(model, run.path / BEST / "model.joblib")),
+        ("code", lambda: run.write_text(f"{BEST}/model.py", code())),
+    ]
+    for what, step in steps:
+        try:
+            step()
+        except Exception as exc:  # noqa: BLE001 - one failed artefact must not lose the others
+            warnings.append(f"could not write the {what} of the best individual: {type(exc).__name__}: {exc}")
+    return warnings
+
+
+def write_method_artefacts(loop: SearchLoop) -> list[str]:
+    try:
+        return loop.state.method.write_artefacts(loop.run_dir.path)
+    except Exception as exc:  # noqa: BLE001 - a picture must not lose the run's results
+        return [f"could not write the {loop.config.method} method's files: {type(exc).__name__}: {exc}"]
+
+
+def write_convergence(loop: SearchLoop) -> list[str]:
+    from .plots import convergence_png
+
+    try:
+        title = f"{loop.config.method} on {loop.info.get('data_name', 'data')}"
+        convergence_png(loop.run_dir.generations(), loop.run_dir.path / "convergence.png", title)
+    except Exception as exc:  # noqa: BLE001
+        return [f"could not draw the convergence plot: {type(exc).__name__}: {exc}"]
+    return []
+
+
+def _dump(model, path: Path) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    joblib.dump(model, tmp)
+    tmp.replace(path)

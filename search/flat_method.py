@@ -1,0 +1,32 @@
+"""The base of the methods that sample the grammar's flat configuration space (:mod:`gp.flatten`).
+
+BO, ensemble optimisation and DivBO all ask a model for a configuration of the unrolled grammar and
+decode it into a derivation tree; they share how the space is built (once per grammar, again after a
+resume: ConfigSpace objects are not checkpointed) and that a generation record is ``population``
+evaluations.
+"""
+from __future__ import annotations
+
+from ggp_automl.gp.flatten import FlatSpace
+
+from .method import SteadyStateMethod
+
+
+class FlatSpaceMethod(SteadyStateMethod):
+    """A steady-state method over :class:`gp.flatten.FlatSpace`; it declares a ``population`` parameter."""
+
+    flat: FlatSpace | None = None
+
+    @property
+    def generation_size(self) -> int:
+        return self.params["population"]
+
+    def attach(self, grammar, meta):
+        super().attach(grammar, meta)
+        self.flat = FlatSpace(self.variation.bound, seed=0)  # FlattenError (a ValueError) for recursion
+        return self
+
+    def __getstate__(self) -> dict:
+        state = super().__getstate__()
+        state["flat"] = None  # rebuilt by attach()
+        return state

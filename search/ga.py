@@ -1,0 +1,403 @@
+"""GA-Auto-MLC: the Auto-MEKA thesis's real-coded genetic algorithm (§5.3.1.2; notes methods.md §1.8).
+
+Why it is here: the thesis compared it with GGP in its tuning phase (and dropped it from the
+final comparison); with it, the comparison can be repeated on any non-recursive grammar.
+
+**Genome and decoding.** An individual is a fixed-length vector of reals in [0, 1]. It is decoded
+through the sampling-policy seam (:mod:`gp.policy`): :class:`GenomePolicy` answers the k-th decision
+of a derivation (``choose``, ``sample_int``, ``sample_real``, in the generator's pre-order) with gene
+k — positionally, as GA-Auto-MLC and grammatical evolution do — so only valid trees are produced
+and genes a derivation does not reach are ignored. A choice takes the alternative whose interval of
+the cumulative normalised grammar weights holds the gene (equal weights: the thesis's index
+``min(floor(g·n), n−1)``; the thesis wrote ``round(g·n)``, which gives the end points half a share);
+an integer ``lo + floor(g·(hi−lo+1))``, a real ``lo + g·(hi−lo)`` (both in log space for a log range;
+open ends nudged inside), a grid (``step=``) its ``floor(g·size)``-th value. Decoding draws nothing:
+a genome always gives the same tree. The genome length is the most decisions any derivation can
+need (:func:`genome_length`); a recursive grammar has no such bound and is refused. The thesis's
+extra gene for the algorithm family (its XML file) is the start rule's choice here.
+
+**Operators** come from a DEAP toolbox: uniform crossover (``cxUniform``, mask probability 0.5),
+a one-gene redraw (:func:`redraw_one_gene`: one-point mutation, which DEAP lacks) and tournament
+selection of size 2 (``selTournament``; the §5.3.1.2 text says roulette, §6.1.2 and the authors'
+code a tournament). As in GGP, a pair of parents is crossed with P_c (0.8) and both children are
+mutated with P_m (0.2, one draw); elitism 1, population 80, the split redrawn every 5 generations,
+restarts when the best is unchanged for 5 generations after 20 (:class:`~gp.search.ggp.Convergence`).
+DEAP's operators draw from Python's global ``random``; the project's rule is one numpy Generator
+per run, so every breeding step runs inside :func:`python_random_from`, which seeds ``random`` with
+a number drawn from the run's Generator and restores the previous global state afterwards: the
+search depends on its Generator only, and nothing else in the process sees a change.
+
+**Modes.** Generational (the thesis's): the genomes are a list beside the population. Asynchronous
+(steady state, :mod:`gp.search.population`, as GGP): the loop tells back copies of the individuals,
+so genomes are found by phenotype; one the method no longer holds (a candidate of a resumed run's
+log) is re-encoded from its tree (:func:`encode`, the middle of each decision's interval).
+"""
+from __future__ import annotations
+
+import math
+import random
+from contextlib import contextmanager
+
+import networkx as nx
+import numpy as np
+from deap import base, tools
+
+from ggp_automl.gp.binding import real_grid
+from ggp_automl.gp.generate import TreeGenerator
+from ggp_automl.gp.grammar import Grammar, NonTerminal, Sampler
+from ggp_automl.gp.policy import SamplingPolicy
+from ggp_automl.gp.tree import Node
+
+from .config import MAX_WORKERS
+from .ggp import Convergence, _distinct, next_from
+from .individual import Individual
+from .method import SteadyStateMethod, best_of, register_method
+from .parameters import RESHUFFLE
+from .population import SteadyPopulation
+
+#: uniform crossover: the probability that a gene comes from the other parent
+MASK_PROBABILITY = 0.5
+#: redraws of a random genome whose phenotype is already in a new population (as ramped half-and-half)
+UNIQUE_TRIES = 50
+_NO_RNG = np.random.default_rng(0)  # handed to the generator; GenomePolicy never draws from it
+
+
+# -- decoding -------------------------------------------------------------------------------------
+def _cumulative(weights) -> np.ndarray:
+    w = np.asarray(weights, dtype=float)
+    with np.errstate(over="ignore"):  # finite weights near 1e308 can overflow their sum
+        w = w / w.max() if not np.isfinite(w.sum()) else w
+    return np.cumsum(w) / w.sum()
+
+
+def choice_index(g: float, weights) -> int:
+    """The alternative (index into ``weights``) whose interval of the cumulative weights holds ``g``."""
+    n = len(weights)
+    if all(w == weights[0] for w in weights):
+        return min(int(g * n), n - 1)
+    i = int(np.searchsorted(_cumulative(weights), g, side="right"))
+    return i if i < n else int(np.flatnonzero(np.asarray(weights, dtype=float) > 0)[-1])
+
+
+def int_value(g: float, lo: int, hi: int, log: bool) -> int:
+    if lo == hi:
+        return lo
+    if log:
+        v = math.floor(math.exp(math.log(lo) + g * (math.log(hi + 1) - math.log(lo))))
+    else:
+        v = lo + math.floor(g * (hi - lo + 1))
+    return int(min(max(v, lo), hi))
+
+
+def real_value(g: float, lo: float, hi: float, lo_open: bool, hi_open: bool, log: bool, step=None) -> float:
+    if step is not None:
+        grid = real_grid(lo, hi, lo_open, hi_open, step)
+        return grid.value(grid.first + min(int(g * len(grid)), len(grid) - 1))
+    lo, hi = float(lo), float(hi)
+    if lo == hi:
+        return lo
+    v = math.exp((1 - g) * math.log(lo) + g * math.log(hi)) if log else (1 - g) * lo + g * hi  # no overflow
+    v = min(max(v, lo), hi)
+    if lo_open and v <= lo:
+        v = math.nextafter(lo, math.inf)
+    if hi_open and v >= hi:
+        v = math.nextafter(hi, -math.inf)
+    return v
+
+
+class GenomePolicy(SamplingPolicy):
+    """Answers decision k of a derivation with gene k (see the module docstring); never draws."""
+
+    def __init__(self, genome):
+        self.genome = genome
+        self.used = 0  # genes consumed so far
+
+    def _gene(self) -> float:
+        if self.used >= len(self.genome):
+            raise ValueError(f"a genome of {len(self.genome)} genes is too short for this derivation")
+        g = min(max(float(self.genome[self.used]), 0.0), 1.0)
+        self.used += 1
+        return g
+
+    def choose(self, ctx, candidates, weights, rng):
+        return candidates[choice_index(self._gene(), list(weights))]
+
+    def sample_int(self, ctx, lo, hi, log, rng):
+        return int_value(self._gene(), int(lo), int(hi), log)
+
+    def sample_real(self, ctx, lo, hi, lo_open, hi_open, log, rng, step=None):
+        return real_value(self._gene(), lo, hi, lo_open, hi_open, log, step)
+
+
+def decode(genome, bound, max_depth: int) -> tuple[Node, int]:
+    """The tree a genome encodes under the bound grammar ``bound``, and how many genes it used."""
+    policy = GenomePolicy(genome)
+    tree = TreeGenerator(bound, policy).grow(_NO_RNG, max_depth)
+    return tree, policy.used
+
+
+def genome_length(grammar: Grammar) -> int:
+    """The most decisions a derivation of ``grammar`` can need (:func:`decisions_needed` of its start);
+    ValueError for a recursive grammar, whose derivations no fixed-length genome encodes."""
+    return decisions_needed(grammar)[grammar.start]
+
+
+def decisions_needed(grammar: Grammar) -> dict[str, int]:
+    """The most decisions a derivation from each reachable rule can need: 1 for a choice between two or
+    more alternatives, plus the largest sum over an alternative's items (1 per ``RANDOM-INT``/``-REAL``)."""
+    a = grammar.analysis
+    if a.is_recursive:
+        rules = ", ".join(f"<{r}>" for r in sorted(a.recursive & a.reachable)[:5])
+        raise ValueError(f"GA needs a non-recursive grammar: {grammar.path} is recursive (recursive rules: "
+                         f"{rules}), so no fixed-length genome encodes its derivations; use ggp, pbil or random")
+    need: dict[str, int] = {}
+    for name in reversed(list(nx.topological_sort(a.graph.subgraph(a.reachable)))):
+        rule = grammar[name]
+        items = max(sum(need[i.name] if isinstance(i, NonTerminal) else isinstance(i, Sampler) for i in alt.items)
+                    for alt in rule.alternatives)
+        need[name] = items + (len(rule.alternatives) > 1)
+    return need
+
+
+def encode(tree: Node, bound, length: int) -> list[float]:
+    """A genome that decodes to ``tree`` (the middle of each decision's interval; unused genes 0.5)."""
+    genes: list[float] = []
+    stack: list = [tree]  # the generator's pre-order: a node's choice, then its items in order
+    while stack:
+        node = stack.pop()
+        if isinstance(node, float):  # a number's gene, in its place among the subtrees
+            genes.append(node)
+            continue
+        rule = bound.grammar[node.rule]
+        if len(rule.alternatives) > 1:
+            weights = [alt.weight for alt in rule.alternatives]
+            if all(w == weights[0] for w in weights):
+                genes.append((node.alt + 0.5) / len(weights))
+            else:
+                cum = _cumulative(weights)
+                genes.append(float((cum[node.alt - 1] if node.alt else 0.0) + cum[node.alt]) / 2)
+        items = rule.alternatives[node.alt].items
+        stack.extend(reversed([child if isinstance(item, NonTerminal) else
+                               _number_gene(bound, (node.rule, node.alt, i), item, child.value)
+                               for i, (item, child) in enumerate(zip(items, node.children))
+                               if isinstance(item, (NonTerminal, Sampler))]))
+    return genes + [0.5] * (length - len(genes))
+
+
+def _number_gene(bound, site, s: Sampler, value) -> float:
+    lo, hi = bound.range_of(site)
+    grid = bound.grid_of(site)
+    if grid is not None:
+        k = grid.index(value)
+        k = grid.first if k is None else k
+        return (k - grid.first + 0.5) / len(grid)
+    if lo == hi:
+        return 0.5
+    if s.kind == "int":
+        lo, hi, value = int(lo), int(hi), int(value)
+        if s.log:
+            return (0.5 * (math.log(value) + math.log(value + 1)) - math.log(lo)) / (math.log(hi + 1) - math.log(lo))
+        return (value - lo + 0.5) / (hi - lo + 1)
+    if s.log:
+        return min(max((math.log(value) - math.log(lo)) / (math.log(hi) - math.log(lo)), 0.0), 1.0)
+    return min(max((value - lo) / (hi - lo), 0.0), 1.0)
+
+
+# -- operators --------------------------------------------------------------------------------------
+@contextmanager
+def python_random_from(rng: np.random.Generator):
+    """Run a block that draws from Python's global ``random`` (DEAP's operators) on a seed drawn from
+    the run's Generator, then put the previous global state back."""
+    saved = random.getstate()
+    random.seed(int(rng.integers(0, 2 ** 63)))
+    try:
+        yield
+    finally:
+        random.setstate(saved)
+
+
+def redraw_one_gene(genome: list[float]) -> tuple[list[float]]:
+    """One-point mutation: one gene, chosen uniformly, redrawn uniformly in [0, 1) (DEAP's convention)."""
+    genome[random.randrange(len(genome))] = random.random()
+    return (genome,)
+
+
+def make_toolbox(tournament_size: int) -> base.Toolbox:
+    toolbox = base.Toolbox()
+    toolbox.register("mate", tools.cxUniform, indpb=MASK_PROBABILITY)
+    toolbox.register("mutate", redraw_one_gene)
+    toolbox.register("select", tools.selTournament, tournsize=tournament_size)
+    return toolbox
+
+
+class _Member:
+    """What DEAP's selection sees of a population member: its fitness, with its genome."""
+
+    __slots__ = ("fitness", "genome")
+
+    def __init__(self, fitness, genome):
+        self.fitness, self.genome = fitness, genome
+
+
+# -- the method -------------------------------------------------------------------------------------
+@register_method
+class GA(SteadyStateMethod):
+    """GA-Auto-MLC over any non-recursive grammar (see the module docstring)."""
+
+    name = "ga"
+    resamples = True
+    parameters = (RESHUFFLE,)
+
+    def __init__(self, config, policy=None):
+        super().__init__(config, policy)
+        self.length = 0
+        self.population: list[Individual] = []  # generational: the told population ...
+        self.genomes: list[list[float]] = []    # ... and its genomes, aligned
+        self.asked: list[list[float]] = []      # the genomes of the batch in evaluation
+        self.steady = SteadyPopulation(config.population)
+        self.genome_of: dict[str, list[float]] = {}  # asynchronous: genomes by phenotype, newest last
+        self.convergence = Convergence(config.restart_patience, config.restart_min_generations)
+        self.restart_archive: list[Individual] = []
+        self.hall = tools.HallOfFame(config.archive_size)
+        self.decisions: dict[int, int] = {}  # genes used by a derivation -> how many derivations
+        self._restart_due = True
+        self.toolbox = None
+
+    def attach(self, grammar, meta):
+        super().attach(grammar, meta)
+        try:
+            self.length = genome_length(grammar)
+        except ValueError as exc:
+            from .run import RunError  # the CLI reports it as an input error (exit 1)
+
+            raise RunError(str(exc)) from None
+        self.toolbox = make_toolbox(self.config.tournament_size)
+        return self
+
+    def __getstate__(self):
+        return {**super().__getstate__(), "toolbox": None}  # rebuilt by attach()
+
+    # -- genomes and individuals --------------------------------------------------------------------
+    def _individual(self, genome: list[float]) -> Individual:
+        tree, used = decode(genome, self.variation.bound, self.config.max_depth)
+        self.decisions[used] = self.decisions.get(used, 0) + 1
+        ind = Individual(tree)
+        self.genome_of.pop(ind.phenotype, None)
+        self.genome_of[ind.phenotype] = genome
+        return ind
+
+    def _genome(self, ind: Individual) -> list[float]:
+        genome = self.genome_of.get(ind.phenotype)
+        return list(genome) if genome is not None else encode(ind.tree, self.variation.bound, self.length)
+
+    def fresh(self, rng: np.random.Generator, n: int | None = None) -> list[tuple[Individual, list[float]]]:
+        """``n`` (default: the population) random genomes, distinct phenotypes while ``UNIQUE_TRIES`` allow."""
+        out, seen = [], set()
+        for _ in range(n or self.config.population):
+            for _ in range(UNIQUE_TRIES):
+                genome = [float(x) for x in rng.random(self.length)]
+                ind = self._individual(genome)
+                if ind.phenotype not in seen:
+                    break
+            seen.add(ind.phenotype)
+            out.append((ind, genome))
+        return out
+
+    def _pair(self, pool: list[_Member]) -> tuple[list[float], list[float]]:
+        """Two children's genomes; call inside :func:`python_random_from`."""
+        tb, cfg = self.toolbox, self.config
+        p1, p2 = tb.select(pool, 2)
+        c1, c2 = list(p1.genome), list(p2.genome)
+        if random.random() < cfg.crossover_rate:
+            tb.mate(c1, c2)
+        if random.random() < cfg.mutation_rate:
+            tb.mutate(c1)
+            tb.mutate(c2)
+        return c1, c2
+
+    # -- generational ------------------------------------------------------------------------------
+    def ask(self, rng):
+        if not self.population:
+            batch = self.fresh(rng)
+        elif self.convergence.step():
+            self.restart_archive.append(best_of(self.population))
+            batch = self.fresh(rng)
+        else:
+            batch = self._breed(rng)
+        self.asked = [g for _, g in batch]
+        return [ind for ind, _ in batch]
+
+    def _breed(self, rng) -> list[tuple[Individual, list[float]]]:
+        pop, n = self.population, self.config.population
+        order = sorted(range(len(pop)), key=lambda i: pop[i].rank, reverse=True)  # stable: ties keep order
+        new = [(pop[i].fresh(), self.genomes[i]) for i in order[:min(self.config.elitism, n)]]
+        pool = [_Member(ind.fitness, g) for ind, g in zip(pop, self.genomes)]
+        with python_random_from(rng):
+            while len(new) < n:
+                for genome in self._pair(pool)[:n - len(new)]:
+                    new.append((self._individual(genome), genome))
+        return new
+
+    def tell(self, evaluated):
+        same = len(self.asked) == len(evaluated)
+        self.genomes = self.asked if same else [self._genome(i) for i in evaluated]
+        self.population, self.asked = list(evaluated), []
+        self.genome_of = {}  # the generational mode keeps its genomes in the list
+        self.convergence.record(best_of(self.population).phenotype)
+        self.hall.update(self.population)
+
+    # -- asynchronous ------------------------------------------------------------------------------
+    def ask_one(self, rng):
+        pop = self.steady
+        if self._restart_due:
+            if pop.members:
+                self.restart_archive.append(pop.best())
+            self._restart_due = False
+            pop.restart([ind for ind, _ in self.fresh(rng)])
+
+        def breed_pair(pool):
+            members = [_Member(i.fitness, self._genome(i)) for i in pool]
+            with python_random_from(rng):
+                c1, c2 = self._pair(members)
+            return self._individual(c1), self._individual(c2)
+
+        return next_from(pop, breed_pair, lambda: self.fresh(rng, 1)[0][0])
+
+    def tell_one(self, evaluated):
+        self.hall.update([evaluated])
+        if evaluated.phenotype not in self.genome_of:
+            self.genome_of[evaluated.phenotype] = self._genome(evaluated)
+        if self.steady.insert(evaluated):
+            self.convergence.record(self.steady.best().phenotype)
+            self._restart_due = self.convergence.step()
+            self._forget()
+
+    def _forget(self) -> None:
+        """Keep the genomes of the population, its parents and queue, and of the latest candidates (those
+        in flight among them); an older one that is told after all is re-encoded from its tree."""
+        pop = self.steady
+        keep = {i.phenotype for i in pop.members + (pop.parents or []) + pop.queue}
+        recent = set(list(self.genome_of)[-(2 * self.config.population + MAX_WORKERS):])
+        self.genome_of = {p: g for p, g in self.genome_of.items() if p in keep or p in recent}
+
+    def new_view(self):
+        self.steady.new_view(self.config.elitism)
+
+    # -- both --------------------------------------------------------------------------------------
+    def archive(self):
+        current = self.population or self.steady.members
+        return _distinct(self.restart_archive + ([best_of(current)] if current else []) + list(self.hall))
+
+    def stats(self):
+        n = sum(self.decisions.values())
+        mean = sum(k * v for k, v in self.decisions.items()) / n if n else 0.0
+        return {"restarts": self.convergence.restarts, "species": None,
+                "method": {"genome_length": self.length, "mean_genes_used": round(mean, 2)}}
+
+    def report(self) -> dict:
+        """For ``final.json`` and ``inspect``: how many genes the decoded derivations used."""
+        n = sum(self.decisions.values()) or 1
+        rows = [[k, v, round(v / n, 4)] for k, v in sorted(self.decisions.items())]
+        return {"title": f"GA genome: {self.length} genes; how many a decoded genome used",
+                "genome_length": self.length,
+                "columns": ["genes used", "decoded genomes", "share"], "rows": rows}

@@ -1,0 +1,443 @@
+"""The search loop — one for every method, in two modes.
+
+The loop owns everything a method must not see: the data views (a learning/validation
+split, redrawn every ``resample_every`` generations for methods that resample, narrowed by
+the multi-fidelity schedule, and subsampled by the screening rungs), the cache, the
+evaluation engine, the time-keeper's limits and deadline, the logs, the checkpoints and
+resume. Two drivers share it:
+
+* :mod:`gp.search.generational` — the thesis's: ask the method for a generation, evaluate it
+  (workers wait for the slowest candidate), tell it, log, checkpoint;
+* :mod:`gp.search.asynchronous` — steady state: a worker that frees up at once gets the next
+  candidate; every result is told as it comes back.
+
+At the search's end (:meth:`gp.search.timekeeper.TimeKeeper.search_end`) the method's archive
+is re-evaluated on a fresh full-fidelity split in order of search fitness
+(:meth:`SearchLoop.choose`), and the winner is refit on the whole training set
+(:mod:`gp.search.finish`).
+
+Resuming: the checkpoint holds the state after the last finished generation (the method
+with its populations and policy, the rng, the cache, the time-keeper, counters, and in the
+asynchronous mode the candidates in flight). Evaluations that finished after it are read
+back from the evaluation log and served to the replayed search, so a run killed at any
+moment neither loses nor repeats a finished evaluation.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from deap import tools
+
+from ggp_automl.evaluation.candidate import EvaluationResult, Split
+from ggp_automl.evaluation.data import Dataset
+from ggp_automl.evaluation.engine import EvaluationEngine
+from ggp_automl.evaluation.fidelity import FidelitySchedule, full_view, restrict
+from ggp_automl.evaluation.predictions import FILE as PREDICTIONS_FILE
+from ggp_automl.evaluation.predictions import PredictionStore
+from ggp_automl.evaluation.splits import draw_seed
+from ggp_automl.gp.grammar import Grammar
+
+from .cache import EvaluationCache
+from .config import RunConfig
+from .ensemble import ensemble_refits
+from .individual import Individual
+from .method import SearchMethod, best_of, by_rank
+from .observer import Observers, SearchObserver
+from .rundir import RunDirectory
+from .screening import Promotions, Screening, subsample
+from .timekeeper import TimeKeeper
+
+FINAL_VIEW = "final"
+#: the status of a candidate the runtime screen did not start (:mod:`gp.search.runtime`)
+SKIPPED = "skipped"
+
+
+def algorithms(phenotype: str) -> set[str]:
+    """The algorithm names in a phenotype (its terminals that name a registered algorithm)."""
+    from ggp_automl.spaces.registry import load_all
+
+    return set(phenotype.split()) & load_all().keys()
+#: how many measured times of good candidates the loop keeps for planning the final stage
+_WALLS_KEPT = 250
+
+
+def _score(ind: Individual) -> float:
+    return ind.score
+
+
+def _statistics() -> tools.Statistics:
+    stats = tools.Statistics(key=_score)
+    stats.register("best", np.max)
+    stats.register("mean", np.mean)
+    return stats
+
+
+def new_stats() -> dict:
+    return {"evaluated": 0, "failed": 0, "cached": 0}
+
+
+@dataclass
+class SearchState:
+    """Everything a checkpoint holds."""
+
+    rng: np.random.Generator
+    final_rng: np.random.Generator
+    method: SearchMethod
+    keeper: TimeKeeper
+    generation: int = 0
+    resample: int = 0
+    split_seed: int = 0
+    elapsed: float = 0.0
+    #: evaluation records written so far (their "n" are 0 .. logged-1)
+    logged: int = 0
+    generations_logged: int = 0
+    counts: dict = field(default_factory=lambda: {"evaluations": 0, "failed": 0, "cached": 0})
+    cache: EvaluationCache = field(default_factory=EvaluationCache)
+    logbook: tools.Logbook = field(default_factory=tools.Logbook)
+    #: evaluated members of a generation the deadline cut short
+    partial: list[Individual] = field(default_factory=list)
+    #: phenotype -> (search fitness, wall time) of the best full-fidelity evaluations
+    walls: dict = field(default_factory=dict)
+    #: asynchronous mode: the fidelity period of the current view, the candidates in flight
+    #: at the checkpoint, what the open generation has told so far, and ASHA's promotions
+    step: int = 1
+    in_flight: list = field(default_factory=list)
+    window: list[Individual] = field(default_factory=list)
+    window_stats: dict = field(default_factory=new_stats)
+    promotions: Promotions | None = None
+    #: worker-seconds spent in search evaluations (any outcome) and in those that ended with a fitness
+    busy_seconds: float = 0.0
+    useful_seconds: float = 0.0
+    #: budget seconds at which the search phase ended
+    search_ended: float | None = None
+
+    @classmethod
+    def initial(cls, method: SearchMethod, config: RunConfig, workers: int) -> "SearchState":
+        rng = np.random.default_rng(config.seed)
+        final_rng = rng.spawn(1)[0]  # its own stream: the final split does not depend on where the search stopped
+        refits = method.ensemble_refits() if config.ensemble_spec is None else ensemble_refits(config.ensemble_spec)
+        keeper = TimeKeeper(config.budget_seconds, config.search_fraction, config.eval_timeout,
+                            config.adaptive_timeout, workers, refits)
+        return cls(rng=rng, final_rng=final_rng, method=method, keeper=keeper, split_seed=draw_seed(rng))
+
+
+def result_from_record(record: dict) -> EvaluationResult:
+    return EvaluationResult(record["phenotype"], record["status"], float(record["fitness"]),
+                            dict(record.get("measures") or {}), float(record.get("fit_time", 0.0)),
+                            float(record.get("predict_time", 0.0)), float(record.get("wall_time", 0.0)),
+                            record.get("reason", ""), float(record.get("limit") or 0.0),
+                            test_fitness=record.get("test_fitness"))
+
+
+@dataclass
+class SearchOutcome:
+    """What a finished loop hands back (also written to ``final.json`` and ``best/``)."""
+
+    winner: Individual | None
+    final: dict
+    model: object = None
+    #: the generation records of this session (the run directory holds every session's)
+    history: list[dict] = field(default_factory=list)
+
+
+class SearchLoop:
+    def __init__(self, *, config: RunConfig, grammar: Grammar, train: Dataset, engine: EvaluationEngine,
+                 state: SearchState, run: RunDirectory | None = None, test: Dataset | None = None,
+                 observers: list[SearchObserver] = (), restored: list[dict] = (), info: dict | None = None):
+        if config.fitness is None or config.cv is None:  # start() and resume() decide them; a bare loop here
+            config = config.for_task(train.task)
+        self.config = config
+        self.grammar = grammar
+        self.train = train
+        self.test = test
+        self.engine = engine
+        self.state = state
+        self.keeper = state.keeper
+        self.run_dir = run
+        self.observer = Observers(observers)
+        self.schedule = FidelitySchedule(config.fidelity, config.fidelity_steps)
+        self.screening = Screening(config.screening_eta, config.screening_rungs, config.screening_min_rows) \
+            if config.screening else None
+        self.info = info or {}
+        self._views: dict[tuple, tuple[str, Split]] = {}
+        self._rungs: dict[str, list[tuple[str, Split]]] = {}
+        self._screened_rows: tuple[int, list[float]] | None = None  # the last view's learning rows and rungs
+        #: evaluations logged after the checkpoint, in the order they finished
+        self.restored = sorted(restored, key=lambda r: r.get("n", 0))
+        self._restored = {(r["split"], r["phenotype"]): result_from_record(r) for r in self.restored}
+        self.resumed = bool(restored) or state.generation > 0
+        self.history: list[dict] = []
+        self.t0 = time.time() - state.elapsed
+        self._busy_base = state.busy_seconds
+        #: validation predictions, kept when the run builds an ensemble or its method learns from them
+        self.predictions: PredictionStore | None = None
+        if config.ensemble_spec is not None or state.method.uses_predictions:
+            self.predictions = PredictionStore(config.prediction_bytes,
+                                               None if run is None else run.path / PREDICTIONS_FILE).load()
+            if state.method.uses_predictions:
+                state.method.use_predictions(self.predictions)
+
+    # -- clock -----------------------------------------------------------------------
+    def now(self) -> float:
+        """Seconds of the run's budget used (time between a kill and its resume is not counted)."""
+        return time.time() - self.t0
+
+    def search_deadline(self) -> float:
+        """The search's end as a ``time.time()`` epoch."""
+        return self.t0 + self.keeper.search_end()
+
+    # -- data views ----------------------------------------------------------------------
+    def period(self, clock: float) -> int:
+        """The multi-fidelity period at ``clock`` budget seconds; always 1 without multi-fidelity,
+        where every period would show the same data (and a new period must not empty the cache)."""
+        return 1 if self.schedule.is_full else self.schedule.step_at(clock, self.keeper.search_seconds)
+
+    def view(self, step: int, resample: int | None = None, seed: int | None = None) -> tuple[str, Split]:
+        """The view of fidelity period ``step`` in the current resample (or a given one's)."""
+        st = self.state
+        which = (st.resample if resample is None else resample, st.split_seed if seed is None else seed, step)
+        if which not in self._views:  # drawn once per resample and period, from the resample's own seed
+            fidelity = self.schedule.view(self.train, step, which[0], np.random.default_rng(which[1]),
+                                          self.config.cv)
+            latest = dict(list(self._views.items())[-1:])
+            split = restrict(self.train, fidelity)
+            if self.config.trace_test and self.test is not None:
+                split = dataclasses.replace(split, X_test=self.test.X[:, np.asarray(fidelity.features)],
+                                            Y_test=self.test.Y)
+            if self.state.method.uses_predictions:
+                split = self._keeping_scores(fidelity.key, split)
+            self._views = {**latest, which: (fidelity.key, split)}
+        return self._views[which]
+
+    def _keeping_scores(self, key: str, split: Split) -> Split:
+        """The view with its candidates' validation scores kept (:mod:`evaluation.predictions`)."""
+        self.predictions.set_targets(key, split.scored_targets, search=key != FINAL_VIEW)
+        return dataclasses.replace(split, keep_scores=True)
+
+    def rungs(self, key: str, split: Split, seed: int | None = None) -> list[tuple[str, Split]]:
+        """The screening rungs of a view, cheapest first; the last is the view itself. The
+        subsamples are drawn from the view's seed (default: the current resample's)."""
+        if self.screening is None:
+            return [(key, split)]
+        if key not in self._rungs:
+            seed = self.state.split_seed if seed is None else seed
+            fractions = self.screening.fractions(len(split.Y_learn))
+            self._screened_rows = (len(split.Y_learn), fractions)
+            self._rungs = {**dict(list(self._rungs.items())[-1:]),
+                           key: [(f"{key}|r{r}", subsample(split, f, seed + r)) for r, f in enumerate(fractions[:-1])]
+                           + [(key, split)]}
+        return self._rungs[key]
+
+    def _final_view(self) -> Split:
+        split = restrict(self.train, full_view(self.train, 0, copy.deepcopy(self.state.final_rng), self.config.cv))
+        return self._keeping_scores(FINAL_VIEW, split) if self.config.ensemble_spec is not None else split
+
+    # -- one finished evaluation ---------------------------------------------------------------
+    def finished(self, r: EvaluationResult, key: str, phase: str, generation: int, species: int | None,
+                 level: int, timing: object, stats: dict, restored: bool = False) -> dict:
+        """Book one evaluation that ran (now, or before a kill when ``restored``)."""
+        st = self.state
+        if r.scores is not None:  # kept (on disk first, so that a kill cannot log it without them)
+            if r.ok and self.predictions is not None:
+                self.predictions.put(key, r.phenotype, r.fitness, r.scores)
+            r = dataclasses.replace(r, scores=None)
+        note = self.keeper.observe(r, timing, search=phase == "search", algorithms=algorithms(r.phenotype))
+        record = {"n": st.logged, "time": round(self.now(), 3), "generation": generation, "species": species,
+                  "phase": phase, "split": key, "level": level, "phenotype": r.phenotype, "status": r.status,
+                  "fitness": r.fitness, "measures": r.measures, "fit_time": round(r.fit_time, 4),
+                  "predict_time": round(r.predict_time, 4), "wall_time": round(r.wall_time, 4), "reason": r.reason,
+                  **note}
+        if r.test_fitness is not None:
+            record["test_fitness"] = round(r.test_fitness, 6)
+        if not restored:
+            if self.run_dir is not None:
+                self.run_dir.append_evaluation(record)
+            st.logged += 1
+            self.observer.on_evaluation(record)
+        st.cache.put(key, r)
+        if r.ok and phase == "search":
+            st.useful_seconds += r.wall_time
+            if level == 0:
+                self.keeper.observe_full(r.fitness, r.wall_time, self.keeper.kept)
+                self._remember_wall(r)
+        stats["evaluated"] += 1
+        st.counts["evaluations"] += 1
+        if r.status == SKIPPED:
+            st.counts["skipped"] = st.counts.get("skipped", 0) + 1
+        if not r.ok:
+            stats["failed"] += 1
+            st.counts["failed"] += 1
+        return record
+
+    def cached(self, stats: dict) -> None:
+        stats["cached"] += 1
+        self.state.counts["cached"] += 1
+
+    def _remember_wall(self, r: EvaluationResult) -> None:
+        walls = self.state.walls
+        walls[r.phenotype] = (r.fitness, r.wall_time)
+        if len(walls) > 2 * _WALLS_KEPT:
+            kept = sorted(walls.items(), key=lambda kv: -kv[1][0])[:_WALLS_KEPT]
+            self.state.walls = dict(kept)
+
+    def start_limit(self, phenotype: str, timing: object) -> tuple[float, EvaluationResult | None]:
+        """The time limit of a candidate about to start, and — when the runtime screen says it
+        would not finish under it — the ``skipped`` result that replaces its evaluation."""
+        limit, skip = self.keeper.assign(timing, algorithms(phenotype))
+        if skip is None:
+            return limit, None
+        return limit, EvaluationResult(phenotype, SKIPPED, 0.0, reason=skip, limit=limit)
+
+    # -- a batch (a generation, a rung of one, the final re-evaluation) --------------------------
+    def evaluate(self, batch: list[Individual], key: str, split: Split, deadline: float, phase: str,
+                 generation: int, level: int = 0, timing: object = None,
+                 timeouts: list[float] | None = None) -> tuple[list[EvaluationResult | None], dict]:
+        """Results aligned with ``batch`` (None: not evaluated before the deadline). Search
+        candidates get the time-keeper's limits; ``timeouts`` (one per candidate) replaces them."""
+        results: list[EvaluationResult | None] = [None] * len(batch)
+        stats = new_stats()
+        todo: dict[str, list[int]] = {}
+        limits: dict[str, float] = {}
+        for i, ind in enumerate(batch):
+            p = ind.phenotype
+            if p in todo:
+                todo[p].append(i)
+                continue
+            hit = self.state.cache.get(key, p)
+            if hit is not None:
+                results[i] = hit
+                self.cached(stats)
+                continue
+            todo[p] = [i]
+            if timeouts is not None:
+                limits[p], skipped = timeouts[i], None
+            else:  # assigned in batch order, restored or not, so that a resumed run replays the probes
+                limits[p], skipped = self.start_limit(p, timing)
+            restored = self._restored.pop((key, p), None)
+            if restored is not None:  # finished before a kill: counted as run, not run again
+                results[i] = restored
+                self.finished(restored, key, phase, generation, ind.species, level, timing, stats, restored=True)
+            elif skipped is not None:
+                results[i] = skipped
+                self.finished(skipped, key, phase, generation, ind.species, level, timing, stats)
+        order = [p for p, idx in todo.items() if results[idx[0]] is None]
+
+        def on_result(j: int, r: EvaluationResult) -> None:
+            self.finished(r, key, phase, generation, batch[todo[order[j]][0]].species, level, timing, stats)
+
+        if order:
+            out = self.engine.evaluate([batch[todo[p][0]].tree for p in order], self.grammar, split, split_key=key,
+                                       fitness=self.config.fitness, random_state=self.config.seed,
+                                       deadline=deadline, on_result=on_result, timeout=[limits[p] for p in order])
+            for p, r in zip(order, out):
+                results[todo[p][0]] = r
+        for p, idx in todo.items():  # duplicates inside the batch share the first one's result
+            for i in idx[1:]:
+                results[i] = results[idx[0]]
+                if results[i] is not None:
+                    self.cached(stats)
+        return results, stats
+
+    # -- the search ----------------------------------------------------------------------
+    def search(self) -> None:
+        from .asynchronous import run_async
+        from .generational import run_generational
+
+        self.observer.on_phase("search")
+        if self.config.effective_mode == "async":
+            run_async(self)
+        else:
+            run_generational(self)
+        self.state.busy_seconds = self._busy()
+        self.state.search_ended = self.now()
+
+    def _busy(self) -> float:
+        return self._busy_base + self.engine.busy_seconds
+
+    def work(self) -> dict:
+        """How the workers spent the search phase (``final.json``'s ``work``)."""
+        st = self.state
+        available = self.engine.workers * (st.search_ended or self.now())
+        return {"workers": self.engine.workers, "search_seconds": round(st.search_ended or self.now(), 3),
+                "busy_worker_seconds": round(st.busy_seconds, 1), "useful_worker_seconds": round(st.useful_seconds, 1),
+                "utilisation": round(st.busy_seconds / available, 4) if available > 0 else None,
+                "useful_work": round(st.useful_seconds / st.busy_seconds, 4) if st.busy_seconds > 0 else None}
+
+    def screening_summary(self) -> dict | None:
+        """Whether screening ran on this data (``final.json``'s ``screening``; None: it was off)."""
+        if self.screening is None:
+            return None
+        rows, fractions = self._screened_rows or (None, None)
+        return {"eta": self.screening.eta, "min_rows": self.screening.min_rows, "learning_rows": rows,
+                "fractions": fractions, "active": None if fractions is None else len(fractions) > 1}
+
+    def log_generation(self, g: int, key: str, evaluated: list[Individual], stats: dict) -> None:
+        """The generation record (statistics over the full-fidelity members when there are any)."""
+        st = self.state
+        extra = st.method.stats()
+        full = [i for i in evaluated if i.level == 0] or evaluated
+        summary = _statistics().compile(full)
+        best = best_of(evaluated)
+        record = {"generation": g, "time": round(self.now(), 3), "split": key, **stats,
+                  "best_fitness": float(summary["best"]), "mean_fitness": float(summary["mean"]),
+                  "best_phenotype": best.phenotype, "restarts": extra["restarts"], "species": extra["species"],
+                  **({"method": extra["method"]} if extra.get("method") is not None else {})}
+        st.logbook.record(gen=g, time=record["time"], evals=stats["evaluated"], cached=stats["cached"],
+                          best=record["best_fitness"], mean=record["mean_fitness"])
+        st.generation = g + 1
+        st.generations_logged += 1
+        self.history.append(record)
+        if self.run_dir is not None:
+            self.run_dir.append_generation(record)
+        self.observer.on_generation({**record, "counts": dict(st.counts)})
+
+    def checkpoint(self) -> None:
+        self.state.elapsed = self.now()
+        self.state.busy_seconds = self._busy()
+        if self.run_dir is not None:
+            self.run_dir.save_checkpoint(self.state)
+
+    # -- the end ---------------------------------------------------------------------------
+    def candidates(self) -> list[Individual]:
+        """The archive and a cut generation's members, distinct, best first (full fidelity first)."""
+        seen, out = set(), []
+        method = self.state.method
+        ordered = method.archive() + by_rank(self.state.partial)
+        for ind in (ordered if method.keeps_final_order else by_rank(ordered)):
+            if ind.phenotype not in seen and ind.fitness.valid:
+                seen.add(ind.phenotype)
+                out.append(ind)
+        return out[: self.config.archive_size]
+
+    def worked(self, ind: Individual) -> bool:
+        """Whether a candidate ended with a fitness in the search (a failure scores exactly 0; an ok
+        full-fidelity result also has its time in ``state.walls``)."""
+        return ind.score > 0 or ind.phenotype in self.state.walls
+
+    def choose(self) -> list[tuple[Individual, EvaluationResult | None]]:
+        """Re-evaluate the best candidates that worked on a fresh full-fidelity split, in order of
+        search fitness and as many as the time-keeper's plan allows (none when not even the best
+        fits: :meth:`TimeKeeper.final_plan`); the candidates, best first."""
+        cands = self.candidates()
+        walls = [self.state.walls.get(c.phenotype, (None, None))[1] for c in cands]
+        worth = [i for i, c in enumerate(cands) if self.worked(c)]  # a failure would only fail again
+        chosen, end = self.keeper.final_plan([walls[i] for i in worth], self.now())
+        chosen = [worth[j] for j in chosen]
+        planned = [cands[i] for i in chosen]
+        self.observer.on_phase("final", f"re-evaluating {len(planned)} of {len(cands)} candidates on a fresh split")
+        split = self._final_view()
+        self.state.cache.use_view(FINAL_VIEW)
+        results, _ = self.evaluate(planned, FINAL_VIEW, split, self.t0 + end, "final", self.state.generation,
+                                   timeouts=[self.keeper.reevaluation_limit(walls[i]) for i in chosen])
+        fresh = dict(zip((c.phenotype for c in planned), results))
+        pairs = [(c, fresh.get(c.phenotype)) for c in cands]
+        # re-evaluated ones first, by their fresh fitness (or in the method's order: posterior-mean
+        # selection); the rest in their search order
+        fresh_order = not self.state.method.keeps_final_order
+        pairs.sort(key=lambda pr: (pr[1] is None or not pr[1].ok,
+                                   -(pr[1].fitness if pr[1] is not None and fresh_order else 0.0)))
+        return pairs

@@ -1,0 +1,267 @@
+"""The one seam between the search loop and a search method: ask / tell.
+
+The loop (:mod:`gp.search.loop`) is the same for every method. It asks the method
+for a batch of individuals, evaluates them (cache, workers, limits, deadline — none
+of which a method sees), tells the method their fitness, logs, checkpoints, and at
+the end re-evaluates the method's :meth:`~SearchMethod.archive` on a fresh split.
+Methods differ only in how they propose candidates:
+
+* GGP and speciated GGP breed the told population with tournament selection and
+  Whigham crossover and mutation (:mod:`gp.search.ggp`, :mod:`gp.search.spggp`), taken
+  from a DEAP toolbox a user may re-register (:mod:`gp.search.toolbox`);
+* random search samples fresh derivations (:mod:`gp.search.sampling`);
+* beam search mutates the incumbent (:mod:`gp.search.beam`).
+
+Every new tree comes from a :class:`~gp.generate.TreeGenerator` driven by the
+method's :class:`~gp.policy.SamplingPolicy`. A *learning* policy — PBIL's
+probability vectors, a Bayesian-optimisation acquisition, a real-coded GA's genome
+— is added by implementing :class:`~gp.policy.SamplingPolicy` (its ``update`` hook
+receives every told batch) and registering a method that samples with it, as
+random search does with the uniform policy: the loop, the evaluation engine and the
+CLI do not change. Everything a method keeps between generations (populations,
+counters, the policy's state) is plain picklable state, so the loop's checkpoint
+is ``pickle(method)``; the grammar-derived generators are re-attached on resume.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import ClassVar
+
+import numpy as np
+
+from ggp_automl.gp.binding import DatasetMeta
+from ggp_automl.gp.grammar import Grammar
+from ggp_automl.gp.policy import SamplingPolicy, UniformPolicy
+
+from .config import RunConfig
+from .individual import Individual
+from .parameters import Parameter, resolve_params
+from .variation import Variation
+
+METHODS: dict[str, type["SearchMethod"]] = {}
+
+
+def register_method(cls: type["SearchMethod"]) -> type["SearchMethod"]:
+    METHODS[cls.name] = cls
+    return cls
+
+
+class SearchMethod(ABC):
+    #: the --method name
+    name: ClassVar[str]
+    #: whether the loop redraws the learning/validation split every ``config.resample_every``
+    #: generations for this method (the thesis resamples for GGP and spGGP only)
+    resamples: ClassVar[bool] = False
+    #: the method's own parameters (gp.search.parameters): CLI options, config.json, the Python API
+    parameters: ClassVar[tuple[Parameter, ...]] = ()
+    #: the ``--ensemble`` a run of the method makes unless told otherwise (DivBO ends with selection)
+    default_ensemble: ClassVar[str | None] = None
+    #: whether the loop keeps every search evaluation's validation scores for the method
+    #: (``loop.predictions``, :mod:`evaluation.predictions`): ensemble-aware methods learn from them
+    uses_predictions: ClassVar[bool] = False
+
+    def __init__(self, config: RunConfig, policy: SamplingPolicy | None = None):
+        self.config = config
+        self.policy = policy or UniformPolicy()
+        self.variation: Variation | None = None
+
+    @property
+    def resample_period(self) -> int:
+        """Generations between two redraws of the learning/validation split; 0: never.
+
+        The thesis's methods that resample (GGP, spGGP, GA) redraw every
+        ``config.resample_every`` generations; a method that declares the ``reshuffle``
+        parameter (:data:`gp.search.parameters.RESHUFFLE`) redraws for every generation
+        (batch of evaluations) when it is on: the BO thesis's remedy (001 §3.1)."""
+        if self.params.get("reshuffle"):
+            return 1
+        return self.config.resample_every if self.resamples else 0
+
+    @property
+    def params(self) -> dict:
+        """This run's values of :attr:`parameters` (declared defaults filled in)."""
+        return resolve_params(self.parameters, self.config.method_params)
+
+    def use_predictions(self, store) -> None:
+        """The loop's :class:`~evaluation.predictions.PredictionStore` (``uses_predictions`` methods only;
+        at start and after a resume)."""
+
+    def attach(self, grammar: Grammar, meta: DatasetMeta) -> "SearchMethod":
+        """Connect to the run's grammar (at start, and again after a checkpoint is loaded)."""
+        self.variation = Variation(grammar, meta, self.config.max_depth, self.policy)
+        return self
+
+    @abstractmethod
+    def ask(self, rng: np.random.Generator) -> list[Individual]:
+        """The next batch (generation) to evaluate."""
+
+    @abstractmethod
+    def tell(self, evaluated: list[Individual]) -> None:
+        """The batch returned by :meth:`ask`, each individual with its fitness set."""
+
+    @abstractmethod
+    def archive(self) -> list[Individual]:
+        """Candidates for the final choice (re-evaluated on a fresh split by the loop)."""
+
+    def ensemble(self) -> list[tuple[Individual, float]] | None:
+        """The method's own ensemble — (member, weight) pairs, combined by majority vote — that the run
+        returns unless ``--ensemble`` asks for post-hoc selection (ensemble optimisation); None: none."""
+        return None
+
+    def ensemble_refits(self) -> int:
+        """How many members of :meth:`ensemble` the end will refit (the time-keeper reserves time for them)."""
+        return 1
+
+    def ensemble_measures(self) -> dict | None:
+        """The validation measures of :meth:`ensemble` on the search's data view, when known."""
+        return None
+
+    @property
+    def keeps_final_order(self) -> bool:
+        """Whether the final choice follows :meth:`archive`'s order (a surrogate's posterior mean,
+        001 §2.3) instead of the search fitness and the fresh re-evaluation; the loop still
+        re-evaluates the candidates and reports their fresh fitness."""
+        return False
+
+    def stats(self) -> dict:
+        """Extra per-generation statistics: ``{"restarts": int, "species": {...} | None}``, and optionally
+        ``"method": {...}`` (the method's own, written to ``generations.jsonl`` as they are)."""
+        return {"restarts": 0, "species": None}
+
+    def report(self) -> dict | None:
+        """What ``final.json`` (``"method_report"``) and ``inspect`` show of the method's learned state:
+        ``{"title", "columns", "rows", ...}`` (a table), or None."""
+        return None
+
+    def write_artefacts(self, path) -> list[str]:
+        """Write the method's own files into the run directory ``path`` at the end; warnings."""
+        return []
+
+    @property
+    def generation_size(self) -> int:
+        """Evaluations that make one generation (in the asynchronous mode: tells between generation records)."""
+        return self.config.population
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state["variation"] = None  # rebuilt by attach(); grammars are not checkpointed
+        return state
+
+
+class SteadyStateMethod(SearchMethod):
+    """A method that can also run asynchronously (``--mode async``): one candidate at a time.
+
+    In that mode the loop never calls :meth:`ask`/:meth:`tell`: whenever a worker frees up it
+    calls :meth:`ask_one`, and it calls :meth:`tell_one` for every candidate that comes back
+    with a full-fidelity fitness on the current data view, in the order they finish. When the
+    loop changes the data view (a resample, a multi-fidelity period) it calls :meth:`new_view`
+    first: fitness values told afterwards must not be compared with earlier ones. Everything
+    is still plain picklable state: the checkpoint is the pickled method.
+    """
+
+    asynchronous: ClassVar[bool] = True
+
+    @abstractmethod
+    def ask_one(self, rng: np.random.Generator) -> Individual:
+        """The next candidate to evaluate."""
+
+    @abstractmethod
+    def tell_one(self, evaluated: Individual) -> None:
+        """One candidate with its fitness set (0.0 for a failed candidate)."""
+
+    def tell_screened(self, evaluated: Individual) -> None:
+        """A candidate's result on a lower screening rung (``evaluated.level`` < 0), as it arrives.
+
+        Most methods wait for the full-fidelity result (:meth:`tell_one`), which a promoted candidate
+        gets later and a screened-out one never does; a model-based method can learn from it (BO
+        tells its surrogate a provisional cost and overwrites it if the full result comes)."""
+
+    @abstractmethod
+    def new_view(self) -> None:
+        """The data changed: fitness values told from now on are on the new view."""
+
+    def ask(self, rng: np.random.Generator) -> list[Individual]:
+        """A generation (the generational mode): ``generation_size`` candidates asked one at a time."""
+        return [self.ask_one(rng) for _ in range(self.generation_size)]
+
+    def tell(self, evaluated: list[Individual]) -> None:
+        for ind in evaluated:
+            self.tell_one(ind)
+
+
+class BatchedMethod(SteadyStateMethod):
+    """A steady-state method whose candidates come in batches that are told whole: :meth:`ask`
+    makes a batch, which is handed out one candidate at a time, and :meth:`tell` receives a batch
+    once ``generation_size`` candidates are back (random search, PBIL)."""
+
+    def __init__(self, config: RunConfig, policy: SamplingPolicy | None = None):
+        super().__init__(config, policy)
+        self.queue: list[Individual] = []
+        self.current: list[Individual] = []
+
+    @abstractmethod
+    def ask(self, rng: np.random.Generator) -> list[Individual]:
+        """The next batch, made whole (handed out one candidate at a time by :meth:`ask_one`)."""
+
+    @abstractmethod
+    def tell(self, evaluated: list[Individual]) -> None:
+        """A whole batch, once ``generation_size`` candidates are back."""
+
+    def ask_one(self, rng):
+        if not self.queue:
+            self.queue = self.ask(rng)
+        return self.queue.pop(0)
+
+    def tell_one(self, evaluated):
+        self.current.append(evaluated)
+        if len(self.current) >= self.generation_size:
+            self.tell(self.current)
+            self.current = []
+
+
+def supports_async(method: str) -> bool:
+    known_methods()
+    return bool(getattr(METHODS.get(method), "asynchronous", False))
+
+
+def known_methods() -> tuple[str, ...]:
+    """The built-in methods and every method registered since."""
+    from . import beam, bo, divbo, eo, ga, ggp, pbil, sampling, spggp, tpe  # noqa: F401 - register the built-in methods
+
+    return tuple(METHODS)
+
+
+def make_method(config: RunConfig, grammar: Grammar, meta: DatasetMeta,
+                policy: SamplingPolicy | None = None) -> SearchMethod:
+    if config.method not in known_methods():
+        raise ValueError(f"unknown method {config.method!r}; known: {', '.join(sorted(METHODS))}")
+    return METHODS[config.method](config, policy).attach(grammar, meta)
+
+
+def tournament(pool: list[Individual], size: int, rng: np.random.Generator) -> Individual:
+    """Tournament selection: ``size`` draws with replacement, the fittest wins (ties: first drawn).
+
+    Written here rather than taken from ``deap.tools.selTournament`` because DEAP's
+    selectors draw from Python's global ``random`` module, and a run must depend on
+    its one explicit numpy Generator only. GGP and spGGP call it through their toolbox
+    (:func:`gp.search.toolbox.tournament_select`)."""
+    picks = rng.integers(0, len(pool), size=size)
+    best = pool[int(picks[0])]
+    for i in picks[1:]:
+        if pool[int(i)].rank > best.rank:
+            best = pool[int(i)]
+    return best
+
+
+def best_of(pool: list[Individual]) -> Individual:
+    """The fittest individual (by fidelity level, then fitness); ties go to the earlier one."""
+    return max(pool, key=lambda ind: ind.rank)  # max keeps the first of equal keys
+
+
+def by_rank(pool: list[Individual]) -> list[Individual]:
+    """Best first (level, then fitness); a stable sort, so ties keep their order."""
+    return sorted(pool, key=lambda ind: ind.rank, reverse=True)
+
+
+def elites(pool: list[Individual], n: int) -> list[Individual]:
+    return by_rank(pool)[:n]

@@ -1,0 +1,391 @@
+"""Start, resume and describe a run: the glue between the CLI / Python API and the loop.
+
+:func:`start` builds everything a run needs from a :class:`RunConfig`, a grammar and
+the data (the engine, the method, the initial state, the run directory); :func:`resume`
+rebuilds the same from a run directory alone. Both end in :func:`run_loop`.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ggp_automl.evaluation.data import Dataset, from_arrays, load_dataset, load_split
+from ggp_automl.evaluation.engine import make_engine
+from ggp_automl.evaluation.fidelity import FidelitySchedule
+from ggp_automl.evaluation.isolation import Limits
+from ggp_automl.evaluation.learnable import check_fold_rows, check_learnable
+from ggp_automl.gp.bnf_parser import load_grammar
+from ggp_automl.gp.errors import DataError
+from ggp_automl.gp.grammar import Grammar
+from ggp_automl.gp.species import resolve_species
+from ggp_automl.spaces.grammar_check import grammar_produces, registry_check
+
+from .config import RunConfig
+from .finish import finish
+from .loop import SearchLoop, SearchOutcome, SearchState
+from .method import make_method
+from .observer import SearchObserver
+from .rundir import CHECKPOINT, CONFIG, EVALUATIONS, FINAL, RunDirectory, default_run_name, library_versions
+
+#: ``--fold k`` uses this split seed, so that every method and seed sees the same folds
+FOLD_SEED = 0
+#: ``--fold k`` alone holds out fold k of this many; ``--fold k/n`` of n (an outer n-fold)
+N_FOLDS = 5
+MAX_FOLDS = 100
+
+
+class RunError(ValueError):
+    """A run that cannot start or resume (the message says why); the CLI exits 1."""
+
+
+@dataclass
+class RunData:
+    train: Dataset
+    test: Dataset | None = None
+    #: for config.json: name, path, test, fold and sizes
+    description: dict = field(default_factory=dict)
+
+
+def default_dataset(task: str = "multilabel") -> Dataset:
+    """The embedded synthetic dataset of a task (``evaluation.default_data``)."""
+    from ggp_automl.evaluation import default_data
+
+    X, Y = default_data.load_default(task)
+    return from_arrays(X, Y, name=default_data.name(task),
+                       classes=None if task == "multilabel" else default_data.CLASSES)
+
+
+def load_run_data(data: str | Path | None = None, test: str | Path | None = None,
+                  fold: int | None = None, target: str | None = None, task: str = "multilabel",
+                  folds: int = N_FOLDS) -> RunData:
+    """The training (and test) data of a run: a file, a train/test pair, fold ``fold`` of ``folds`` (an
+    outer stratified k-fold of the file), or the default (of ``task``, the grammar's: a single-label
+    grammar gets the single-label default).
+
+    ``target`` names the class or label attributes (:mod:`evaluation.targets`). Rows whose targets are
+    unknown ('?') are left out of both parts (counted in the description: a warning says so)."""
+    if test is not None and fold is not None:
+        raise RunError("give either a test set or a fold, not both")
+    if data is None:
+        if test is not None:
+            raise RunError("a test set needs its training data (--data)")
+        if target is not None:
+            raise RunError("--target names attributes of --data; the embedded default dataset has its own")
+        train, name = default_dataset(task), "synthetic default" + ("" if task == "multilabel" else " (single-label)")
+    elif test is not None:
+        train, test_set = load_split(data, test, unlabelled=True, target=target)
+        return describe_data(train, test_set, data, test, None, target=target)
+    else:
+        train = load_dataset(data, unlabelled=True, target=target)
+        name = None
+    train, unlabelled = _labelled(train)
+    if fold is None:
+        return describe_data(train, None, data, None, None, name, target, unlabelled)
+    if not 2 <= folds <= MAX_FOLDS:
+        raise RunError(f"an outer k-fold needs 2 to {MAX_FOLDS} folds, got {folds}")
+    if not 1 <= fold <= folds:
+        raise RunError(f"--fold must be between 1 and {folds}, got {fold}")
+    check_fold_rows(train, folds)
+    learn, held_out = train.task.kfold(train.Y, folds, np.random.default_rng(FOLD_SEED))[fold - 1]
+    return describe_data(train.subset(learn), train.subset(held_out), data, None, fold, name, target, unlabelled,
+                         folds)
+
+
+def _labelled(data: Dataset) -> tuple[Dataset, int]:
+    """``data`` without its rows of unknown targets, and how many those were."""
+    kept = data.labelled()
+    return kept, data.n_instances - kept.n_instances
+
+
+def describe_data(train: Dataset, test: Dataset | None, data, test_path, fold, name: str | None = None,
+                  target: str | None = None, unlabelled: int = 0, folds: int = N_FOLDS) -> RunData:
+    """The run's data, unlabelled rows left out, and their description for ``config.json``."""
+    train, more = _labelled(train)
+    unlabelled += more
+    test_unlabelled = 0
+    if test is not None:
+        test, test_unlabelled = _labelled(test)
+        test = test if test.n_instances else None
+    description = {
+        "name": name or getattr(train, "name", None) or str(data),
+        "path": None if data is None else str(Path(data).resolve()),
+        "test": None if test_path is None else str(Path(test_path).resolve()),
+        "target": target,
+        "fold": fold, "fold_seed": FOLD_SEED if fold is not None else None,
+        "folds": folds if fold is not None else None,
+        "n_instances": train.n_instances, "n_features": train.n_features, "n_labels": train.n_labels,
+        **train.task.describe(),
+        "n_test": None if test is None else test.n_instances,
+        "unlabelled_dropped": {"train": unlabelled, "test": test_unlabelled},
+    }
+    return RunData(train, test, description)
+
+
+def _sha256(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _test_source(desc: dict) -> str | None:
+    if desc.get("test"):
+        return desc["test"]
+    if desc.get("fold"):
+        return (f"fold {desc['fold']} of {desc.get('folds') or N_FOLDS} (stratified k-fold of the file, "
+                f"seed {FOLD_SEED})")
+    return None
+
+
+def check_run_data(config: RunConfig, data: RunData) -> list[str]:
+    """Refuse (DataError) training data this run cannot learn from; its warnings otherwise
+    (the rules: :mod:`evaluation.learnable`)."""
+    fold = data.description.get("fold")
+    warnings = check_learnable(data.train, schedule=FidelitySchedule(config.fidelity, config.fidelity_steps),
+                               what="the training data" if fold is None else f"the training part of fold {fold}",
+                               cv=config.cv or 0)
+    dropped = data.description.get("unlabelled_dropped") or {}
+    for part, what in (("train", "training"), ("test", "test")):
+        if dropped.get(part):
+            warnings.append(f"{dropped[part]} {what} row(s) have unknown targets ('?') and were left out"
+                            + (" (the test set had no labelled row: no test measures)"
+                               if part == "test" and data.test is None and data.description.get("test") else ""))
+    return warnings
+
+
+def check_task(grammar: Grammar, data: RunData, produced: str | None = None) -> None:
+    """Refuse a grammar whose trees build models of the other task (RunError naming both); ``produced``:
+    the grammar's kind when the caller has it already (:func:`spaces.grammar_check.registry_check`)."""
+    produced = produced or grammar_produces(grammar)
+    task = data.train.task
+    if produced != task.produces:
+        kinds = {"mlc": "multi-label methods", "slc": "single-label classifiers"}
+        name = data.description.get("name", "the data")
+        raise RunError(f"{grammar.path} builds {kinds[produced]}, but {name} is {task.phrase}; use a grammar of "
+                       + ("single-label classifiers such as grammars/ensembles.bnf" if task.name == "singlelabel"
+                          else "multi-label methods such as grammars/large.bnf"))
+
+
+def grammar_task(grammar: str | Path | Grammar) -> str:
+    """``"multilabel"`` or ``"singlelabel"``: the task whose models the grammar's trees build."""
+    g = grammar if isinstance(grammar, Grammar) else load_grammar(grammar)
+    return "multilabel" if grammar_produces(g) == "mlc" else "singlelabel"
+
+
+def start(config: RunConfig, grammar: str | Path | Grammar, data: RunData, out: str | Path | None = None,
+          observers: list[SearchObserver] = (), argv: list[str] | None = None, write: bool = True,
+          warn: Callable[[str], None] | None = None) -> SearchOutcome:
+    """Run a search from scratch. ``out`` None: a timestamped folder under ``runs/`` (unless ``write`` is False).
+
+    The grammar is checked against the mapper's registry and the data against
+    :mod:`evaluation.learnable` before a run directory exists (a refusal leaves none); each
+    warning goes to ``warn`` as a line ready to print. The run directory is locked while the
+    search runs (:mod:`gp.search.lock`)."""
+    config = config.replace(plugins=_plugins(config.plugins))  # recorded as files' absolute paths
+    config = config.replace(species=resolve_species(config.species))  # species files too (gp.species)
+    g = grammar if isinstance(grammar, Grammar) else load_grammar(grammar)
+    # a grammar no tree of which the mapper can build fails here, not per candidate
+    warnings, produced = registry_check(g)
+    lines = [d.render() for d in warnings]
+    check_task(g, data, produced)
+    try:  # config.json says which mode ran, every method parameter, and what the task made of fitness and cv
+        config = config.replace(mode=config.effective_mode, method_params=config.params).for_task(data.train.task)
+    except ValueError as exc:
+        raise RunError(str(exc)) from None
+    data_warnings = check_run_data(config, data)
+    for line in lines + [f"warning: {w}" for w in data_warnings]:
+        if warn is not None:
+            warn(line)
+    try:  # before the run directory exists: a method may refuse the grammar (bo, ga: a recursive one)
+        method = make_method(config, g, data.train.meta)
+    except ValueError as exc:
+        raise RunError(str(exc)) from None
+    run = None
+    if write:
+        run = RunDirectory(out or Path("runs") / default_run_name(config.method))
+        run.create({
+            "method": config.method, "config": config.to_dict(),
+            "grammar": str(Path(g.path).resolve()) if Path(g.path).exists() else g.path,
+            "grammar_sha256": _sha256(g.path) if Path(g.path).exists() else None,
+            "species_sha256": {s: _sha256(s) for s in config.species if isinstance(s, str)},
+            "data": {**data.description, "warnings": data_warnings}, "versions": library_versions(),
+            "argv": list(argv) if argv is not None else sys.argv, "started": _dt.datetime.now().isoformat(),
+        })
+    try:
+        state = SearchState.initial(method, config, config.worker_count)
+        return run_loop(config, g, data, state, run, observers)
+    finally:
+        if run is not None:
+            run.release()
+
+
+def _plugins(specs) -> tuple[str, ...]:
+    """The run's plug-in modules imported in this process (:mod:`spaces.plugins`); RunError if one fails."""
+    from ggp_automl.spaces.plugins import PluginError, load_plugins
+
+    try:
+        return load_plugins(specs)
+    except PluginError as exc:
+        raise RunError(str(exc)) from None
+
+
+def _check_species_files(config: RunConfig, record: dict) -> None:
+    """A resumed spGGP run's species files exist and are the files it started with (as its grammar)."""
+    recorded = record.get("species_sha256") if isinstance(record.get("species_sha256"), dict) else {}
+    for spec in config.species:
+        if not isinstance(spec, str):
+            continue
+        if not Path(spec).is_file():
+            raise RunError(f"the run's species file {spec} no longer exists")
+        if recorded.get(spec) and _sha256(spec) != recorded[spec]:
+            raise RunError(f"species file {spec} has changed since the run started; a resumed run must use the "
+                           "same species (restore the file, or start a new run)")
+
+
+def _text(value, *, optional: bool = False) -> bool:
+    return (optional and value is None) or (isinstance(value, str) and value != "" and "\0" not in value)
+
+
+def _run_record(run: RunDirectory) -> tuple[dict, RunConfig]:
+    """``config.json`` checked field by field, so that a damaged one is reported as such."""
+    record = run.config()
+    if not isinstance(record.get("config"), dict):
+        raise run.damaged(CONFIG, 'no "config" object with the run\'s settings')
+    try:
+        config = RunConfig.from_dict(record["config"])
+    except (TypeError, ValueError) as exc:
+        raise run.damaged(CONFIG, f"settings: {exc}") from None
+    desc = record.get("data")
+    problems = [] if _text(record.get("grammar")) else ['"grammar" is not a file name']
+    if not _text(record.get("grammar_sha256"), optional=True):
+        problems.append('"grammar_sha256" is not a hash')
+    if not isinstance(desc, dict):
+        problems.append('no "data" object')
+    else:
+        problems += [f'"data.{k}" is not a file name' for k in ("path", "test")
+                     if not _text(desc.get(k), optional=True)]
+        if not _text(desc.get("target"), optional=True):
+            problems.append('"data.target" is not a list of attribute names')
+        fold, folds = desc.get("fold"), desc.get("folds") or N_FOLDS  # no "folds": a run made before --fold K/N
+        if type(folds) is not int or not 2 <= folds <= MAX_FOLDS:
+            problems.append(f'"data.folds" is not a number of folds 2..{MAX_FOLDS}')
+        elif fold is not None and (type(fold) is not int or not 1 <= fold <= folds):
+            problems.append(f'"data.fold" is not a fold number 1..{folds}')
+    if problems:
+        raise run.damaged(CONFIG, "; ".join(problems))
+    return record, config
+
+
+def _well_formed(record: dict) -> bool:
+    """An evaluation record as the loop writes it (a hand-edited or damaged one is not served back)."""
+    number = (int, float)
+    measures = record.get("measures") or {}
+    return (type(record.get("n")) is int and record["n"] >= 0
+            and all(isinstance(record.get(k), str) for k in ("split", "phenotype", "status"))
+            and isinstance(record.get("reason", ""), str) and isinstance(record.get("fitness"), number)
+            and isinstance(record.get("test_fitness", 0.0), number)
+            and isinstance(measures, dict) and all(isinstance(v, number) for v in measures.values())
+            and all(isinstance(record.get(k) or 0, number) for k in ("time", "fit_time", "predict_time",
+                                                                     "wall_time", "limit")))
+
+
+def resume(path: str | Path, observers: list[SearchObserver] = (), workers: int | None = None,
+           scheduler: str | None = None) -> SearchOutcome:
+    """Continue an interrupted run from its directory (a kill -9 included), locked while it runs."""
+    run = RunDirectory(path)
+    if not run.path.is_dir():
+        raise RunError(f"{path} is not a run directory (" + ("a file" if run.path.exists() else "no such directory")
+                       + ")")
+    if not run.exists:
+        raise RunError(f"{path} is not a run directory (no config.json)")
+    if (run.path / FINAL).exists():
+        raise RunError(f"{path} has already finished; inspect it with `python cli.py inspect {path}`")
+    try:
+        run.lock()
+    except OSError as exc:
+        raise RunError(f"cannot lock {path} for this process: {exc.strerror or exc}") from None
+    try:
+        return _resume(run, observers, workers, scheduler)
+    finally:
+        run.release()
+
+
+def _resume(run: RunDirectory, observers, workers: int | None, scheduler: str | None) -> SearchOutcome:
+    path = run.path
+    record, config = _run_record(run)
+    if workers is not None or scheduler is not None:  # the machine may differ; the search does not
+        try:
+            config = config.replace(workers=workers or config.workers, scheduler=scheduler)
+        except ValueError as exc:
+            raise RunError(str(exc)) from None
+    grammar_path = record["grammar"]
+    if not Path(grammar_path).exists():
+        raise RunError(f"the run's grammar {grammar_path} no longer exists")
+    if record.get("grammar_sha256") and _sha256(grammar_path) != record["grammar_sha256"]:
+        raise RunError(f"{grammar_path} has changed since the run started; a resumed run must use the same "
+                       "grammar (restore the file, or start a new run)")
+    desc = record["data"]
+    _check_species_files(config, record)
+    _plugins(config.plugins)  # before the grammar: its terminals may be the plug-ins' algorithms
+    grammar = load_grammar(grammar_path)
+    try:
+        data = load_run_data(desc.get("path"), desc.get("test"), desc.get("fold"), desc.get("target"),
+                             grammar_task(grammar), desc.get("folds") or N_FOLDS)
+    except (DataError, OSError) as exc:
+        raise RunError(f"cannot reload the run's data: {exc}") from None
+    data.description = desc
+    try:  # a run directory written before the task seam has neither fitness nor cv decided
+        config = config.for_task(data.train.task)
+    except ValueError as exc:
+        raise run.damaged(CONFIG, f"settings: {exc}") from None
+    state = run.load_checkpoint()
+    if state is not None and not isinstance(state, SearchState):
+        raise run.damaged(CHECKPOINT, f"it holds a {type(state).__name__}, not a search state")
+    if state is not None and not hasattr(state, "keeper"):
+        raise RunError(f"{path} was written by an older version of ggp-automl and cannot be resumed by this one; "
+                       "start a new run")
+    if state is None:  # killed before the first generation ended: the same seed replays it
+        state = SearchState.initial(make_method(config, grammar, data.train.meta), config, config.worker_count)
+    else:
+        state.method.config = config
+        state.method.attach(grammar, data.train.meta)
+    run.repair(EVALUATIONS)
+    run.truncate_generations(state.generations_logged)
+    logged = run.evaluations()
+    usable = [r for r in logged if _well_formed(r)]
+    if len(usable) < len(logged):
+        print(f"warning: {path / EVALUATIONS}: {len(logged) - len(usable)} damaged record(s) skipped; those "
+              "evaluations run again", file=sys.stderr)
+    restored = [r for r in usable if r["n"] >= state.logged]
+    used = max([state.elapsed] + [float(r.get("time") or 0.0) for r in restored])
+    state.logged = max([state.logged] + [r["n"] + 1 for r in usable])
+    return run_loop(config, grammar, data, state, run, observers, restored=restored, used=used)
+
+
+def run_loop(config: RunConfig, grammar: Grammar, data: RunData, state: SearchState, run: RunDirectory | None,
+             observers: list[SearchObserver] = (), restored: list[dict] = (), used: float | None = None
+             ) -> SearchOutcome:
+    limits = Limits(timeout=state.keeper.hard_cap, memory_bytes=config.memory_bytes)
+    info = {"method": config.method, "mode": config.effective_mode, "budget": config.budget_seconds,
+            "grammar": grammar.path,
+            "data_name": data.description.get("name", "data"), "workers": config.worker_count,
+            "scheduler": config.scheduler, "resumed": bool(restored) or state.generation > 0,
+            "test_source": _test_source(data.description), "run_dir": None if run is None else str(run.path)}
+    with make_engine(config.workers, limits, config.scheduler, config.plugins) as engine:
+        info["workers"] = state.keeper.workers = engine.workers
+        loop = SearchLoop(config=config, grammar=grammar, train=data.train, test=data.test, engine=engine,
+                          state=state, run=run, observers=list(observers), restored=list(restored), info=info)
+        if used is not None:
+            loop.t0 = time.time() - used
+        loop.observer.on_start({**info, "generation": state.generation, "counts": dict(state.counts),
+                                "used": loop.now()})
+        try:
+            loop.search()
+            return finish(loop)
+        finally:
+            if run is not None:
+                run.close()

@@ -1,0 +1,251 @@
+"""Speciated GGP (Auto-MEKA_spGGP, thesis §5.3.1.4, §6.3; paper 004 §4.2).
+
+Eight species of ten individuals, each initialised from its own species grammar
+(which evolves some hyper-parameter kinds and holds the others at their defaults,
+:mod:`gp.species`). ``RunConfig.species`` may name fewer of the eight and add
+hand-written species files; a file is checked against the run's grammar before the
+run starts (:func:`species_grammars`). Selection, elitism and restarts are per species. With
+probability P_c a pair is crossed over, inter-species with probability
+``inter_species_rate`` (each parent crosses with a tournament winner of a uniformly
+chosen other species and one child of each cross is kept — the only way non-default
+values enter a restricted species), intra-species otherwise. Mutation regrows with
+the individual's own species grammar. Children stay in their parents' species.
+Selection, crossover and mutation are the method's DEAP toolbox's (:mod:`gp.search.toolbox`).
+
+Asynchronous (``--mode async``): each species is a steady-state population
+(:mod:`gp.search.population`); free workers are served the species in turn, so every
+species keeps its share of the evaluations, and per-species generations
+(``species_size`` insertions) drive the per-species restarts.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from deap import tools
+
+from ggp_automl.gp.binding import DatasetMeta
+from ggp_automl.gp.bnf_parser import load_grammar
+from ggp_automl.gp.errors import GrammarError
+from ggp_automl.gp.generate import TreeGenerator
+from ggp_automl.gp.grammar import Grammar
+from ggp_automl.gp.species import shown_path, species_file_problems, species_label
+
+from .ggp import Breeder, Convergence, _distinct, next_from
+from .individual import Individual
+from .method import SteadyStateMethod, best_of, register_method
+from .parameters import RESHUFFLE
+from .population import SteadyPopulation
+from .toolbox import ToolboxMixin
+
+Label = int | str  # a species: its number 1..8, or a species file's stem
+
+
+@register_method
+class SpeciatedGGP(ToolboxMixin, SteadyStateMethod):
+    name = "spggp"
+    resamples = True
+    parameters = (RESHUFFLE,)
+
+    def __init__(self, config, policy=None):
+        super().__init__(config, policy)
+        self.species: list[Label] = [species_label(s) for s in config.species]
+        self.populations: dict[Label, list[Individual]] = {}
+        self.convergence = {s: Convergence(config.restart_patience, config.restart_min_generations)
+                            for s in self.species}
+        self.restart_archive: list[Individual] = []
+        self.hall = tools.HallOfFame(config.archive_size)
+        self.steady = {s: SteadyPopulation(config.species_size) for s in self.species}
+        self._restart_due = set(self.species)  # the first asynchronous asks start the species
+        self._asks = 0
+
+    def attach(self, grammar, meta):
+        files = species_grammars(self.config.species, grammar, meta, self.config.max_depth)  # refused first
+        super().attach(grammar, meta)
+        self.variation.species_grammars.update(files)
+        self.build_toolbox()
+        return self
+
+    @property
+    def generation_size(self) -> int:
+        return len(self.species) * self.config.species_size
+
+    def fresh(self, s: Label, rng: np.random.Generator) -> list[Individual]:
+        trees = self.variation.population(self.config.species_size, rng, s, self.config.min_init_depth)
+        return [Individual(t, s) for t in trees]
+
+    def ask(self, rng):
+        if not self.populations:
+            return [ind for s in self.species for ind in self.fresh(s, rng)]
+        breeder = Breeder(self)
+        batch: list[Individual] = []
+        for s in self.species:
+            pool = self.populations[s]
+            if self.convergence[s].step():
+                self.restart_archive.append(best_of(pool))
+                batch += self.fresh(s, rng)
+                continue
+
+            batch += breeder.breed(pool, self.config.species_size, rng, species=s,
+                                   mate_for=self._mate(breeder, s, pool, self.populations))
+        return batch
+
+    def _mate(self, breeder: Breeder, s: Label, pool: list[Individual], pools: dict[Label, list[Individual]]):
+        def mate(p1, p2, rng):
+            if rng.random() < self.config.inter_species_rate:
+                return self._inter(p1, p2, s, rng, pools)
+            return breeder.crossover(p1, p2, pool, rng)
+        return mate
+
+    def _inter(self, p1: Individual, p2: Individual, s: Label, rng,
+               pools: dict[Label, list[Individual]]) -> tuple[Individual, Individual] | None:
+        """Each parent crosses with one selected in another species (by default a tournament's winner); one
+        child of each kept."""
+        others = [o for o in self.species if o != s and pools.get(o)]
+        if not others:  # (asynchronous start) no other species has an evaluated member yet
+            return None
+        kept = []
+        for parent in (p1, p2):
+            other = others[int(rng.integers(len(others)))]
+            mate = self.toolbox.select(pools[other], 1, rng)[0]
+            children = self.toolbox.mate(parent, mate, rng)
+            if children is None:  # no shared rule: the parent passes unchanged
+                kept.append(Individual(parent.tree, s))
+            else:
+                kept.append(Individual(children[int(rng.integers(2))].tree, s))
+        return kept[0], kept[1]
+
+    def tell(self, evaluated):
+        self.populations = {s: [] for s in self.species}
+        for ind in evaluated:
+            self.populations[ind.species].append(ind)
+        for s in self.species:
+            self.convergence[s].record(best_of(self.populations[s]).phenotype)
+        self.hall.update(evaluated)
+
+    # -- asynchronous ----------------------------------------------------------------------
+    def ask_one(self, rng):
+        s = self.species[self._asks % len(self.species)]
+        self._asks += 1
+        pop = self.steady[s]
+        if s in self._restart_due:
+            if pop.members:
+                self.restart_archive.append(pop.best())
+            self._restart_due.discard(s)
+            pop.restart(self.fresh(s, rng))
+        pools = {o: p.selection_pool() for o, p in self.steady.items()}
+        breeder = Breeder(self)
+        return next_from(pop, lambda pool: breeder.pair(pool, rng, s, self._mate(breeder, s, pool, pools)),
+                         lambda: Individual(self.variation.population(1, rng, s, self.config.min_init_depth)[0], s))
+
+    def tell_one(self, evaluated):
+        self.hall.update([evaluated])
+        s = evaluated.species
+        if s in self.steady and self.steady[s].insert(evaluated):
+            self.convergence[s].record(self.steady[s].best().phenotype)
+            if self.convergence[s].step():
+                self._restart_due.add(s)
+
+    def new_view(self):
+        for pop in self.steady.values():
+            pop.new_view(self.config.elitism)
+
+    # -- both -----------------------------------------------------------------------------------
+    def _current(self) -> dict[Label, list[Individual]]:
+        if self.populations:
+            return self.populations
+        return {s: p.members for s, p in self.steady.items()}
+
+    def archive(self):
+        finals = [best_of(p) for p in self._current().values() if p]
+        return _distinct(self.restart_archive + finals + list(self.hall))
+
+    def stats(self):
+        species = {}
+        current = self._current()
+        for s in self.species:
+            pool = current.get(s, [])
+            scores = [i.score for i in pool]
+            species[str(s)] = {
+                "best_fitness": max(scores) if scores else 0.0,
+                "mean_fitness": float(np.mean(scores)) if scores else 0.0,
+                "best_phenotype": best_of(pool).phenotype if pool else "",
+                "restarts": self.convergence[s].restarts,
+            }
+        return {"restarts": sum(c.restarts for c in self.convergence.values()), "species": species}
+
+
+# -- species files ------------------------------------------------------------------------------------------
+
+#: trees of a species file compiled before the run, and crossovers with the run's grammar's trees per rule
+CHECKED_TREES = 12
+CHECKED_SWAPS = 2
+
+
+def species_grammars(specs, grammar: Grammar, meta: DatasetMeta, max_depth: int) -> dict[str, Grammar]:
+    """The run's species files by label, each parsed and held to ``grammar``; :class:`GrammarError` with the
+    offending rule's ``file:line:col`` otherwise.
+
+    Beyond :func:`gp.species.species_file_problems` (start symbol, rule names, hyper-parameters): the mapper's
+    own check (:func:`spaces.grammar_check.registry_check`: every terminal an algorithm or a value, the
+    algorithms nested as the mapper builds them, the task of the run's grammar), then a sample: a few of its
+    trees must compile, and so must its subtrees put into trees of the run's grammar at the same rule and the
+    other way round, which is what inter-species crossover does. The sample draws from its own generator
+    (seed 0), not the run's."""
+    from ggp_automl.spaces.grammar_check import registry_check
+
+    out = {}
+    wanted = None
+    for spec in specs:
+        if isinstance(spec, int):
+            continue
+        species = load_grammar(shown_path(spec))
+        problems = species_file_problems(species, grammar)
+        if problems:
+            raise GrammarError(problems)
+        _, produced = registry_check(species)
+        wanted = wanted or registry_check(grammar)[1]
+        if produced != wanted:
+            kinds = {"mlc": "multi-label methods", "slc": "single-label classifiers"}
+            raise GrammarError([species.source.at(species[species.start].location, (
+                f"this species builds {kinds[produced]}, but {Path(grammar.path).name} builds {kinds[wanted]}"))])
+        _check_trees(species, grammar, meta, max_depth)
+        out[species_label(spec)] = species
+    return out
+
+
+def _check_trees(species: Grammar, grammar: Grammar, meta: DatasetMeta, max_depth: int) -> None:
+    from ggp_automl.spaces.compiler import compile_tree
+
+    def fails(tree) -> str | None:
+        try:
+            compile_tree(tree, grammar)
+        except Exception as exc:  # noqa: BLE001 - whatever the mapper refuses, said at the species' rule
+            return f"{type(exc).__name__}: {exc}"
+        return None
+
+    rng = np.random.default_rng(0)
+    start = species[species.start].location
+    try:
+        own = TreeGenerator(species.bind(meta)).ramped_half_and_half(CHECKED_TREES, rng, max_depth=max_depth)
+    except ValueError as exc:  # deeper than the run's depth limit
+        raise GrammarError([species.source.at(start, str(exc))]) from None
+    theirs = TreeGenerator(grammar.bind(meta)).ramped_half_and_half(CHECKED_TREES, rng, max_depth=max_depth)
+    for tree in own:
+        problem = fails(tree)
+        if problem:
+            raise GrammarError([species.source.at(start, f"a tree of this species does not compile ({problem}): "
+                                                         f"{tree.phenotype[:200]}")])
+    name = Path(grammar.path).name
+    for rule in species:  # crossover both ways at each rule both grammars' sampled trees hold
+        mine = [(t, p) for t in own for p, n in t.nodes() if n.rule == rule.name][:CHECKED_SWAPS]
+        other = [(t, p) for t in theirs for p, n in t.nodes() if n.rule == rule.name][:CHECKED_SWAPS]
+        for (t1, p1) in mine:
+            for (t2, p2) in other:
+                for child, where in ((t2.replace(p2, t1[p1]), f"this species' subtree in a tree of {name}"),
+                                     (t1.replace(p1, t2[p2]), f"{name}'s subtree in a tree of this species")):
+                    problem = fails(child)
+                    if problem:
+                        raise GrammarError([species.source.at(rule.location, (
+                            f"inter-species crossover at <{rule.name}> ({where}) makes a tree that "
+                            f"does not compile ({problem}): {child.phenotype[:200]}"))])
