@@ -20,7 +20,7 @@ import time
 def main() -> int:
     out_path, argv = sys.argv[1], sys.argv[2:]
     sys.argv = ["cli.py"] + argv
-    import cli
+    from ggp_automl import cli
     from ggp_automl.evaluation import engine
     from ggp_automl.search import loop
 

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from ggp_automl.gp.binding import DatasetMeta  # noqa: E402
 from ggp_automl.gp.bnf_parser import load_grammar  # noqa: E402
 from ggp_automl.search import RunConfig  # noqa: E402
-from ggp_automl.search.method import make_method  # noqa: E402
+from ggp_automl.search.methods import make_method  # noqa: E402
 
 EMOTIONS = DatasetMeta(6, 72, 474)  # labels, features, rows of a learning split of Emotions
 

@@ -46,8 +46,8 @@ def add_dataset_arguments(p: argparse.ArgumentParser) -> None:
 def dataset_meta(args, grammar=None):
     """(meta, where the meta comes from, the loaded Dataset or None). Without data, the embedded default
     of the grammar's task (a grammar the mapper cannot read gets the multi-label default)."""
-    from ggp_automl.evaluation import default_data
     from ggp_automl.evaluation.data import load_dataset
+    from ggp_automl.evaluation.task import task_of_record
     from ggp_automl.gp.binding import DatasetMeta
     from ggp_automl.gp.errors import GrammarError
 
@@ -62,7 +62,7 @@ def dataset_meta(args, grammar=None):
         if not (args.labels and args.features):
             raise UsageError("--labels and --features go together")
         return DatasetMeta(args.labels, args.features, args.instances or 0), "command line", None
-    task = "multilabel"
+    task = None  # the multi-label default, as for a record without a task
     if grammar is not None:
         from ggp_automl.search.run import grammar_task
 
@@ -70,7 +70,8 @@ def dataset_meta(args, grammar=None):
             task = grammar_task(grammar)
         except GrammarError:
             pass
-    return default_data.meta(task), default_data.name(task), None
+    default = task_of_record(task).default_data
+    return default.meta, default.name, None
 
 
 def csv_cell(text: str) -> str:

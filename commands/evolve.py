@@ -56,18 +56,17 @@ def _report_outcome(outcome, out: Path) -> int:
               + (f" ({final['refit_failure']})" if final.get("refit_failure") else ""), file=sys.stderr)
         print(f"see the failure reasons with: python cli.py inspect {out}", file=sys.stderr)
         return EXIT_INPUT
+    from ggp_automl.evaluation.task import task_of_record
+
+    task = task_of_record(final.get("task"))
+    fitness = final.get("fitness") or task.default_fitness
     w = final["winner"]
     c = final["counts"]
     print(f"best:         {w['phenotype']}")
-    print(f"validation:   {final.get('fitness') or 'fitness'} {w['valid_fitness']:.4f} (re-evaluated on a fresh "
-          "split)")
+    print(f"validation:   {fitness} {w['valid_fitness']:.4f} (re-evaluated on a fresh split)")
     if final.get("test"):
-        from ggp_automl.evaluation.task import summary_line
-
         m = final["test"]["measures"]
-        fitness = final.get("fitness") or "fitness"
-        print(f"test:         {fitness} {m.get(fitness, float('nan')):.4f}  "
-              f"{summary_line(final.get('task', 'multilabel'), m)}"
+        print(f"test:         {fitness} {m.get(fitness, float('nan')):.4f}  {task.summary(m)}"
               f"  ({final['test']['n_instances']} instances, {final['test']['source']})")
     print(f"evaluations:  {c['evaluations']} ({c['failed']} failed, {c['cached']} cache hits) in "
           f"{c['generations']} generations, {final['time']:.0f} s")

@@ -12,7 +12,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..search.options import UsageError
+from ..results.predict import recorded_plugins
+from ..search.options import UsageError, import_plugins
 from . import bench, check, evolve, inspect, predict, report, sample, species
 from ._common import EXIT_INPUT, EXIT_OK, EXIT_USAGE
 
@@ -20,6 +21,24 @@ from ._common import EXIT_INPUT, EXIT_OK, EXIT_USAGE
 COMMANDS = (evolve, inspect, predict, check, sample, bench, report, species)
 #: the program's name in messages: ``cli.py`` from the checkout, ``ggp-automl`` when installed
 PROG = "ggp-automl" if sys.argv and Path(sys.argv[0]).name == "ggp-automl" else "cli.py"
+
+
+def preload_plugins(argv: list[str]) -> None:
+    """Import the plug-ins the command line names (``--plugin``) or the run it resumes recorded, before
+    the parser is built: a plug-in that registers a search method makes ``--method NAME`` and that
+    method's parameters valid options. Anything else on the line is left to the real parser."""
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--plugin", action="append", default=[])
+    pre.add_argument("--resume")
+    try:
+        known, _ = pre.parse_known_args(argv)
+    except SystemExit:  # a malformed line: the real parser says what is wrong
+        return
+    specs = [s for s in known.plugin if s]
+    if known.resume:
+        specs += recorded_plugins(Path(known.resume))
+    if specs:
+        import_plugins(specs)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -88,6 +107,13 @@ def _main(argv: list[str] | None, seen: dict) -> int:
             stream.reconfigure(errors="surrogateescape")
         except (AttributeError, ValueError):
             pass
+    from ggp_automl.spaces.plugins import PluginError
+
+    try:  # a plug-in may register a method: its name and parameters must be options of the parser
+        preload_plugins(sys.argv[1:] if argv is None else argv)
+    except PluginError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
     try:
         args = seen["args"] = build_parser().parse_args(argv)
     except SystemExit as exc:  # argparse's usage errors (2) and --help (0), as a return value

@@ -172,12 +172,3 @@ def evaluate_candidate(tree: Node, grammar: Grammar, split: Split, limits: Limit
     return EvaluationResult(phenotype, OK, r["fitness"], r["measures"], r["fit_time"], r["predict_time"],
                             outcome.wall_time, scores=r.get("scores"), test_fitness=r.get("test_fitness"))
 
-
-def evaluate_all(trees: list[Node], grammar: Grammar, split: Split, limits: Limits = Limits(),
-                 fitness: str = "fitness", workers: int = 1, random_state: int = 0) -> list[EvaluationResult]:
-    """Evaluate several candidates, ``workers`` isolated children at a time, in input order."""
-    from .engine import LocalEngine  # the engine builds on this module
-
-    with LocalEngine(workers, limits) as engine:
-        return engine.evaluate(trees, grammar, split, split_key="evaluate_all", fitness=fitness,
-                               random_state=random_state)

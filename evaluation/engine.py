@@ -18,7 +18,8 @@ order, and a candidate's evaluation is deterministic for a given ``random_state`
 Two ways to use an engine: :meth:`EvaluationEngine.evaluate` runs a whole batch (the generational
 search), :meth:`~EvaluationEngine.submit` / :meth:`~EvaluationEngine.wait` run candidates one at a
 time, so that a worker that frees up gets the next candidate at once (the asynchronous search).
-``evaluate`` is written once, on top of ``submit``/``wait``.
+``evaluate`` is written once, on top of ``submit``/``wait``. :func:`evaluate_all` is the one-call
+form: a :class:`LocalEngine` for a single batch.
 
 Time limits. Every candidate runs under ``limits.timeout`` (the run's hard cap) or a smaller
 ``timeout`` given with it — a number, or a function called when the candidate *starts* (the
@@ -438,3 +439,11 @@ def make_engine(workers: int | None, limits: Limits, scheduler: str | None = Non
     if scheduler:
         return DaskEngine(scheduler, limits, plugins=plugins)
     return LocalEngine(workers, limits, plugins)
+
+
+def evaluate_all(trees: list[Node], grammar: Grammar, split: Split, limits: Limits = Limits(),
+                 fitness: str = "fitness", workers: int = 1, random_state: int = 0) -> list[EvaluationResult]:
+    """Evaluate several candidates, ``workers`` isolated children at a time, in input order."""
+    with LocalEngine(workers, limits) as engine:
+        return engine.evaluate(trees, grammar, split, split_key="evaluate_all", fitness=fitness,
+                               random_state=random_state)

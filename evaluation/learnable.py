@@ -5,8 +5,9 @@ one-row file cannot be split into learning and validation parts, an infinite fea
 makes every candidate fail, and labels that never change give a "winner" whose perfect
 fitness means nothing. Each of these used to surface only after the search had spent its
 budget (or as a traceback); here they are written once, and every entry point asks:
-the loaders (:mod:`evaluation.data`) call :func:`refuse_non_finite`, ``evolve`` and
-:class:`gp.GrammarAutoML` (through ``gp.search.run``) call :func:`check_fold_rows` and
+the loaders (:mod:`evaluation.data`) call :func:`refuse_non_finite` (defined beside
+:class:`~evaluation.data.dataset.Dataset`, beneath the loaders, and re-exported here), ``evolve`` and
+:class:`gp.GrammarAutoML` (through ``ggp_automl.search.run``) call :func:`check_fold_rows` and
 :func:`check_learnable`, and ``cli.py check --data`` calls :func:`check_learnable`.
 
 **Refused** (:class:`~gp.errors.DataError`; the CLI exits 1 with ``error: …``):
@@ -42,14 +43,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ggp_automl.gp.errors import DataError
 
-if TYPE_CHECKING:
-    from .data import Dataset
+from .data.dataset import Dataset, refuse_non_finite
+from .fidelity import NIS_VALID_FRACTION
 
 __all__ = ["SMALL_VALID_ROWS", "check_fold_rows", "check_learnable", "fold_min_rows", "min_rows",
            "refuse_non_finite"]
@@ -58,31 +58,13 @@ __all__ = ["SMALL_VALID_ROWS", "check_fold_rows", "check_learnable", "fold_min_r
 SMALL_VALID_ROWS = 10
 
 
-def refuse_non_finite(X: np.ndarray, feature_names: Sequence[str], where: str,
-                      line_of: Sequence[int] | np.ndarray | None = None) -> None:
-    """Raise a DataError at the first infinite value of ``X`` (row-major order); NaN (missing) is fine.
-
-    ``line_of[r]`` is the file line of data row ``r`` when the data came from a file.
-    """
-    bad = np.isinf(X)
-    if not bad.any():
-        return
-    r, j = (int(i) for i in np.argwhere(bad)[0])
-    at = f"{where}:{int(line_of[r])}" if line_of is not None and len(line_of) > r else where
-    raise DataError(f"{at}: attribute '{feature_names[j]}' is {X[r, j]:g} in data row {r + 1}: feature values "
-                    "must be finite numbers (write ? for a missing value; a number beyond ±1.8e308 overflows to "
-                    "infinity)")
-
-
 def min_rows(fractions: Sequence[float]) -> int:
     """The fewest rows a stratified split into parts of these shares needs: one row in every part."""
     return max(math.ceil(1.0 / f - 1e-9) for f in fractions)
 
 
 def _holdout_fractions() -> tuple[float, float]:
-    """The learning/validation split's shares (imported here: fidelity imports data, which imports this module)."""
-    from .fidelity import NIS_VALID_FRACTION
-
+    """The learning/validation split's shares."""
     return NIS_VALID_FRACTION, 1.0 - NIS_VALID_FRACTION
 
 

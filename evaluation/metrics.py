@@ -75,8 +75,8 @@ from sklearn.metrics import accuracy_score, precision_score, recall_score
 __all__ = [
     "FITNESS", "Fitness", "MAXIMISE", "average_precision", "balanced_accuracy", "coverage", "error_rate",
     "exact_match", "f1_example", "f1_macro", "f1_micro", "fitness", "fitness_names", "get_fitness", "hamming_loss",
-    "jaccard", "macro_f_measure", "macro_precision", "macro_recall", "multilabel_measures", "one_error",
-    "ranking_loss", "singlelabel_measures",
+    "jaccard", "macro_f_measure", "macro_precision", "macro_recall", "MULTILABEL_FITNESS", "multilabel_measures",
+    "one_error", "ranking_loss", "SINGLELABEL_FITNESS", "singlelabel_measures",
 ]
 
 #: Direction of every registered fitness: larger is better.
@@ -353,7 +353,7 @@ class Fitness:
     name: str
     function: Callable[[Any, Any, Any], float]
     description: str
-    task: str                  # "multilabel" or "singlelabel"
+    task: str                  # the stored name of its task (evaluation.task.Task.name)
     uses_scores: bool
     greater_is_better: bool = True
 
@@ -367,33 +367,42 @@ def _q(Y: Any) -> int:
     return _matrix(Y, "Y_true").shape[1]
 
 
-_REGISTRY = [
-    Fitness("fitness", fitness, "Auto-MEKA Eq. 5.1: [EM + (1-HL) + FM + (1-RL)] / 4", "multilabel", True),
-    Fitness("exact_match", lambda Y, Z, S: exact_match(Y, Z), "exact match (subset accuracy)", "multilabel", False),
-    Fitness("hamming_score", lambda Y, Z, S: 1.0 - hamming_loss(Y, Z), "1 - Hamming loss", "multilabel", False),
-    Fitness("f1_macro", lambda Y, Z, S: f1_macro(Y, Z), "F1 macro-averaged by label", "multilabel", False),
-    Fitness("f1_micro", lambda Y, Z, S: f1_micro(Y, Z), "F1 micro-averaged", "multilabel", False),
-    Fitness("f1_example", lambda Y, Z, S: f1_example(Y, Z), "F1 averaged by example", "multilabel", False),
-    Fitness("jaccard", lambda Y, Z, S: jaccard(Y, Z), "example-based accuracy (Jaccard index)", "multilabel", False),
-    Fitness("ranking_score", lambda Y, Z, S: 1.0 - ranking_loss(Y, S), "1 - ranking loss", "multilabel", True),
-    Fitness("one_error_score", lambda Y, Z, S: 1.0 - one_error(Y, S), "1 - one-error", "multilabel", True),
+#: the stored task names (``config.json``'s ``data.task``) each fitness is tagged with, for messages and
+#: :func:`fitness_names`; the tasks themselves refer to their tables (:attr:`evaluation.task.Task.fitnesses`)
+_MULTILABEL, _SINGLELABEL = "multilabel", "singlelabel"
+
+#: the multi-label fitnesses (:class:`evaluation.task.MultiLabel`)
+MULTILABEL_FITNESS: tuple[Fitness, ...] = (
+    Fitness("fitness", fitness, "Auto-MEKA Eq. 5.1: [EM + (1-HL) + FM + (1-RL)] / 4", _MULTILABEL, True),
+    Fitness("exact_match", lambda Y, Z, S: exact_match(Y, Z), "exact match (subset accuracy)", _MULTILABEL, False),
+    Fitness("hamming_score", lambda Y, Z, S: 1.0 - hamming_loss(Y, Z), "1 - Hamming loss", _MULTILABEL, False),
+    Fitness("f1_macro", lambda Y, Z, S: f1_macro(Y, Z), "F1 macro-averaged by label", _MULTILABEL, False),
+    Fitness("f1_micro", lambda Y, Z, S: f1_micro(Y, Z), "F1 micro-averaged", _MULTILABEL, False),
+    Fitness("f1_example", lambda Y, Z, S: f1_example(Y, Z), "F1 averaged by example", _MULTILABEL, False),
+    Fitness("jaccard", lambda Y, Z, S: jaccard(Y, Z), "example-based accuracy (Jaccard index)", _MULTILABEL, False),
+    Fitness("ranking_score", lambda Y, Z, S: 1.0 - ranking_loss(Y, S), "1 - ranking loss", _MULTILABEL, True),
+    Fitness("one_error_score", lambda Y, Z, S: 1.0 - one_error(Y, S), "1 - one-error", _MULTILABEL, True),
     Fitness("coverage_score", lambda Y, Z, S: 1.0 - coverage(Y, S) / max(_q(Y) - 1, 1),
-            "1 - coverage / (q - 1)", "multilabel", True),
+            "1 - coverage / (q - 1)", _MULTILABEL, True),
     Fitness("average_precision", lambda Y, Z, S: average_precision(Y, S), "average precision (ranking)",
-            "multilabel", True),
-    Fitness("accuracy", lambda y, z, s: 1.0 - error_rate(y, z), "single-label: 1 - error rate", "singlelabel", False),
+            _MULTILABEL, True),
+)
+#: the single-label fitnesses (:class:`evaluation.task.SingleLabel`)
+SINGLELABEL_FITNESS: tuple[Fitness, ...] = (
+    Fitness("accuracy", lambda y, z, s: 1.0 - error_rate(y, z), "single-label: 1 - error rate", _SINGLELABEL, False),
     Fitness("macro_f_measure", lambda y, z, s: macro_f_measure(y, z),
-            "single-label: F of macro precision and macro recall", "singlelabel", False),
+            "single-label: F of macro precision and macro recall", _SINGLELABEL, False),
     Fitness("balanced_accuracy", lambda y, z, s: balanced_accuracy(y, z),
-            "single-label: recall averaged over classes", "singlelabel", False),
-]
+            "single-label: recall averaged over classes", _SINGLELABEL, False),
+)
 
 #: name → :class:`Fitness`; every entry is maximised and lies in [0, 1].
-FITNESS: Mapping[str, Fitness] = MappingProxyType({f.name: f for f in _REGISTRY})
+FITNESS: Mapping[str, Fitness] = MappingProxyType({f.name: f for f in MULTILABEL_FITNESS + SINGLELABEL_FITNESS})
 
 
 def fitness_names(task: str | None = None) -> tuple[str, ...]:
-    """The registered fitness names, optionally only those for ``"multilabel"`` or ``"singlelabel"``."""
+    """The registered fitness names, optionally only those of the task stored as ``task``
+    (:attr:`Fitness.task`; a task's own are :meth:`evaluation.task.Task.fitness_names`)."""
     return tuple(n for n, f in FITNESS.items() if task is None or f.task == task)
 
 

@@ -27,12 +27,11 @@ import numpy as np
 
 from ggp_automl.gp.errors import DataError
 
+from . import default_data as embedded
 from . import metrics, splits
 
-__all__ = ["MultiLabel", "SingleLabel", "Task", "TASKS", "task_of"]
+__all__ = ["MultiLabel", "SingleLabel", "Task", "TASKS", "TASK_CLASSES", "task_of", "task_of_kind", "task_of_record"]
 
-#: the task names, as ``config.json`` and the CLI spell them
-TASKS = ("multilabel", "singlelabel")
 #: constant labels or rare classes are named in a message up to this many
 _SHOWN = 5
 
@@ -42,8 +41,26 @@ def _listed(items: list[str]) -> str:
 
 
 class Task(ABC):
-    #: "multilabel" or "singlelabel"
+    """What a problem type decides, so that no code outside this module switches on a task's name:
+    the class attributes below, and the methods. Code that only has a record's name (``config.json``,
+    ``final.json``) looks the class up once with :func:`task_of_record`."""
+
+    #: "multilabel" or "singlelabel": the name ``config.json``, ``final.json`` and the CLI store
     name: ClassVar[str]
+    #: "multi-label" or "single-label": the task in words, in messages and report titles
+    title: ClassVar[str]
+    #: what the targets are called in messages: "labels" or "classes"
+    target_word: ClassVar[str]
+    #: the key of :meth:`describe` (``config.json``'s ``data``) that counts the targets
+    count_key: ClassVar[str]
+    #: what the trees of this task's grammars build, in words ("multi-label methods")
+    models: ClassVar[str]
+    #: the shipped grammar of this task (:mod:`gp.shipped`): the estimator's default, the one a refusal suggests
+    shipped_grammar: ClassVar[str]
+    #: the embedded dataset a run without ``--data`` uses (:mod:`evaluation.default_data`)
+    default_data: ClassVar[embedded.DefaultData]
+    #: the fitnesses the search can maximise on this task (:mod:`evaluation.metrics`' table of the task)
+    fitnesses: ClassVar[tuple[metrics.Fitness, ...]]
     #: one target column of class codes (True) or a 0/1 matrix of labels (False)
     single_label: ClassVar[bool]
     #: the registry kind (:mod:`spaces.registry`) the outermost algorithm of a tree must produce
@@ -55,6 +72,10 @@ class Task(ABC):
     default_cv: ClassVar[int]
     #: (column title, measure key) shown wherever one line of measures is printed
     headline: ClassVar[tuple[tuple[str, str], ...]]
+    #: (column title, measure key) of the measures a run's report (``inspect``) shows beside the fitness
+    columns: ClassVar[tuple[tuple[str, str], ...]]
+    #: the test measures an experiment's report tables unless its ``[report] measures`` name others
+    report_measures: ClassVar[tuple[str, ...]]
 
     # -- targets ------------------------------------------------------------------------------
     @abstractmethod
@@ -115,8 +136,9 @@ class Task(ABC):
     def measures(self, Y: np.ndarray, predictions: np.ndarray, scores: np.ndarray) -> dict[str, float]:
         """Every measure of the task and every fitness of the task, by name."""
 
-    def fitness_names(self) -> tuple[str, ...]:
-        return metrics.fitness_names(self.name)
+    @classmethod
+    def fitness_names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in cls.fitnesses)
 
     def check_fitness(self, name: str) -> None:
         """ValueError unless ``name`` is a fitness of this task."""
@@ -128,12 +150,22 @@ class Task(ABC):
     @property
     def phrase(self) -> str:
         """``single-label data (6 classes)`` / ``multi-label data (14 labels)``, for messages."""
-        what = "classes" if self.name == "singlelabel" else "labels"
-        return f"{self.name.replace('label', '-label')} data ({self.n_targets} {what})"
+        return f"{self.title} data ({self.n_targets} {self.target_word})"
 
-    def summary(self, measures: dict) -> str:
+    @classmethod
+    def grammar_advice(cls) -> str:
+        """The grammars this task needs, for a refusal: ``multi-label methods such as grammars/large.bnf``."""
+        return f"{cls.models} such as grammars/{cls.shipped_grammar}"
+
+    @classmethod
+    def targets_of(cls, description: dict) -> str:
+        """``6 labels`` / ``3 classes`` from a :meth:`describe` record (``config.json``'s ``data``)."""
+        return f"{description.get(cls.count_key, '?')} {cls.target_word}"
+
+    @classmethod
+    def summary(cls, measures: dict) -> str:
         """One line of the headline measures."""
-        return "  ".join(f"{title} {measures[key]:.4f}" for title, key in self.headline
+        return "  ".join(f"{title} {measures[key]:.4f}" for title, key in cls.headline
                          if isinstance(measures.get(key), (int, float)))
 
 
@@ -144,12 +176,22 @@ class MultiLabel(Task):
     labels: tuple[str, ...] = ()
 
     name: ClassVar[str] = "multilabel"
+    title: ClassVar[str] = "multi-label"
+    target_word: ClassVar[str] = "labels"
+    count_key: ClassVar[str] = "n_labels"
+    models: ClassVar[str] = "multi-label methods"
+    shipped_grammar: ClassVar[str] = "large.bnf"
+    default_data: ClassVar[embedded.DefaultData] = embedded.MULTI_LABEL
+    fitnesses: ClassVar[tuple] = metrics.MULTILABEL_FITNESS
     single_label: ClassVar[bool] = False
     produces: ClassVar[str] = "mlc"
     default_fitness: ClassVar[str] = "fitness"
     default_cv: ClassVar[int] = 0
     headline: ClassVar[tuple] = (("fitness", "fitness"), ("EM", "exact_match"), ("HL", "hamming_loss"),
                                  ("FM", "f1_macro"), ("RL", "ranking_loss"))
+    columns: ClassVar[tuple] = (("EM", "exact_match"), ("HL", "hamming_loss"), ("FM", "f1_macro"),
+                                ("RL", "ranking_loss"))
+    report_measures: ClassVar[tuple] = ("fitness", "exact_match", "hamming_loss", "f1_macro", "ranking_loss")
 
     @property
     def n_targets(self) -> int:
@@ -178,7 +220,7 @@ class MultiLabel(Task):
         return header, table, ["%d"] * predictions.shape[1] + (["%.6g"] * scores.shape[1] if with_scores else [])
 
     def describe(self):
-        return {"task": self.name, "n_labels": len(self.labels)}
+        return {"task": self.name, self.count_key: len(self.labels)}
 
     def folds(self, Y, fractions, rng):
         return splits.stratified_folds(Y, fractions, rng)
@@ -204,6 +246,13 @@ class SingleLabel(Task):
     classes: tuple[str, ...] = ()
 
     name: ClassVar[str] = "singlelabel"
+    title: ClassVar[str] = "single-label"
+    target_word: ClassVar[str] = "classes"
+    count_key: ClassVar[str] = "n_classes"
+    models: ClassVar[str] = "single-label classifiers"
+    shipped_grammar: ClassVar[str] = "ensembles.bnf"
+    default_data: ClassVar[embedded.DefaultData] = embedded.SINGLE_LABEL
+    fitnesses: ClassVar[tuple] = metrics.SINGLELABEL_FITNESS
     single_label: ClassVar[bool] = True
     produces: ClassVar[str] = "slc"
     default_fitness: ClassVar[str] = "accuracy"
@@ -211,6 +260,8 @@ class SingleLabel(Task):
     default_cv: ClassVar[int] = 10
     headline: ClassVar[tuple] = (("error", "error_rate"), ("P", "macro_precision"), ("R", "macro_recall"),
                                  ("F", "macro_f_measure"), ("BA", "balanced_accuracy"), ("log loss", "log_loss"))
+    columns: ClassVar[tuple] = headline
+    report_measures: ClassVar[tuple] = ("error_rate", "macro_f_measure")
 
     @property
     def n_targets(self) -> int:
@@ -238,7 +289,7 @@ class SingleLabel(Task):
         return header, (np.hstack([cells, scores.round(6).astype(object)]) if with_scores else cells), "%s"
 
     def describe(self):
-        return {"task": self.name, "n_classes": len(self.classes), "classes": list(self.classes)}
+        return {"task": self.name, self.count_key: len(self.classes), "classes": list(self.classes)}
 
     def folds(self, Y, fractions, rng):
         return splits.class_folds(Y, fractions, rng)
@@ -268,16 +319,35 @@ def task_of(Y: Any, names: Sequence[str] = ()) -> Task:
     return MultiLabel(tuple(names) or tuple(f"y{k}" for k in range(Y.shape[1])))
 
 
-#: the task classes by name (``config.json``'s ``data.task``)
-TASK_CLASSES: dict[str, type[Task]] = {"multilabel": MultiLabel, "singlelabel": SingleLabel}
+#: the task classes by name (``config.json``'s ``data.task``), in the order reports list them
+TASK_CLASSES: dict[str, type[Task]] = {cls.name: cls for cls in (MultiLabel, SingleLabel)}
+#: the task names, as ``config.json`` and the CLI spell them
+TASKS = tuple(TASK_CLASSES)
 
 
 def task_of_record(name) -> type[Task]:
     """The task class a record (``config.json``, ``final.json``) names; multi-label for a record without one
-    (the runs written before the field existed)."""
-    return TASK_CLASSES.get(name, MultiLabel)
+    (the runs written before the field existed). A task class or instance is its own class."""
+    if isinstance(name, Task):
+        return type(name)
+    if isinstance(name, type) and issubclass(name, Task):
+        return name
+    try:
+        return TASK_CLASSES.get(name, MultiLabel)
+    except TypeError:  # a damaged record's value, not a name
+        return MultiLabel
+
+
+def task_of_kind(kind: str) -> type[Task]:
+    """The task class whose models are of this registry kind (:attr:`Task.produces`: a grammar's
+    :func:`spaces.grammar_check.grammar_produces`)."""
+    for cls in TASK_CLASSES.values():
+        if cls.produces == kind:
+            return cls
+    raise ValueError(f"no task produces {kind!r} models; known: "
+                     f"{', '.join(cls.produces for cls in TASK_CLASSES.values())}")
 
 
 def summary_line(task_name: str, measures: dict) -> str:
     """One line of a task's headline measures, knowing only the task's name (as run directories record it)."""
-    return TASK_CLASSES.get(task_name, MultiLabel)().summary(measures)
+    return task_of_record(task_name).summary(measures)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ggp_automl.evaluation.task import task_of_record
 from ggp_automl.search.rundir import read_jsonl
 
 from .grid import LOGS, MANIFEST, RUNS, last_line
@@ -46,6 +47,7 @@ def run_record(out: Path, run: dict, manifest: dict) -> dict:
         return record
     final = json.loads(final_path.read_text(encoding="utf-8"))
     evaluations = read_jsonl(run_dir / "evaluations.jsonl") if (run_dir / "evaluations.jsonl").exists() else []
+    task = task_of_record(final.get("task"))  # multi-label for a run written before the field existed
     winner = final.get("winner") or {}
     counts = final.get("counts") or {}
     search = [e for e in evaluations if e.get("phase") == "search"]
@@ -54,7 +56,7 @@ def run_record(out: Path, run: dict, manifest: dict) -> dict:
     record.update(
         status="done" if winner else "failed",
         error=None if winner else f"no model: {final.get('status')}",
-        task=final.get("task", "multilabel"), fitness_name=final.get("fitness") or "fitness",
+        task=task.name, fitness_name=final.get("fitness") or task.default_fitness,
         valid_fitness=winner.get("valid_fitness"),
         test=dict(((final.get("test") or {}).get("measures")) or {}),
         time=final.get("time"), overrun=final.get("overrun_seconds", 0.0),

@@ -12,7 +12,7 @@ import time
 
 
 class GridProgress:
-    """An observer for :class:`~evaluation.experiments.grid.Grid` (``observer(event, **info)``)."""
+    """An observer for :class:`~ggp_automl.experiments.grid.Grid` (``observer(event, **info)``)."""
 
     def __init__(self, budget_seconds: float, parallel: int, live: bool | None = None, stream=None):
         self.budget, self.parallel = budget_seconds, parallel

@@ -21,21 +21,17 @@ from pathlib import Path
 
 import numpy as np
 
+from ..evaluation.task import TASK_CLASSES
 from . import curves, stats, tables
 from .collect import collect, read_manifest
-
-#: the measures reported when the experiment file does not name them ([report] measures = [...])
-DEFAULT_MEASURES = {"multilabel": ("fitness", "exact_match", "hamming_loss", "f1_macro", "ranking_loss"),
-                    "singlelabel": ("error_rate", "macro_f_measure")}
-TASK_TITLES = {"multilabel": "multi-label", "singlelabel": "single-label"}
 
 
 def make_report(experiment_dir: str | Path, out: str | Path | None = None, measures: tuple[str, ...] = (),
                 alpha: float = 0.05, blocks: str | None = None) -> Path:
     """Write ``report.md``, ``report.tex`` and the figures into ``out`` (default ``EXPERIMENT_DIR/report``).
 
-    ``measures`` and ``blocks`` default to the experiment file's ``[report]`` table, then to
-    :data:`DEFAULT_MEASURES` and "dataset"."""
+    ``measures`` and ``blocks`` default to the experiment file's ``[report]`` table, then to each
+    task's :attr:`~evaluation.task.Task.report_measures` and "dataset"."""
     experiment_dir = Path(experiment_dir)
     manifest = read_manifest(experiment_dir)
     settings = manifest.get("report") or {}
@@ -48,16 +44,16 @@ def make_report(experiment_dir: str | Path, out: str | Path | None = None, measu
     done = [r for r in records if r["status"] == "done"]
     md = _header(experiment_dir, manifest, records)
     tex = ["% made by: python cli.py report " + str(experiment_dir), "% needs \\usepackage{booktabs}", ""]
-    for task in [t for t in DEFAULT_MEASURES if any(r.get("task") == t for r in done)]:
-        group = [r for r in records if r.get("task", task) == task or r["status"] != "done"]
-        group = [r for r in group if r["dataset"] in {d["dataset"] for d in done if d.get("task") == task}]
+    for task in [t for t in TASK_CLASSES.values() if any(r.get("task") == t.name for r in done)]:
+        group = [r for r in records if r.get("task", task.name) == task.name or r["status"] != "done"]
+        group = [r for r in group if r["dataset"] in {d["dataset"] for d in done if d.get("task") == task.name}]
         if len({r.get("task") for r in done}) > 1:
-            md += [f"## {TASK_TITLES[task].capitalize()} datasets", ""]
-        for measure in measures or DEFAULT_MEASURES[task]:
-            sec_md, sec_tex = _measure_section(group, measure, "test", alpha, blocks, out, task, published)
+            md += [f"## {task.title.capitalize()} datasets", ""]
+        for measure in measures or task.report_measures:
+            sec_md, sec_tex = _measure_section(group, measure, "test", alpha, blocks, out, task.name, published)
             md += sec_md
             tex += sec_tex
-        sec_md, sec_tex = _measure_section(group, "fitness", "valid", alpha, blocks, out, task)
+        sec_md, sec_tex = _measure_section(group, "fitness", "valid", alpha, blocks, out, task.name)
         md += sec_md
         tex += sec_tex
     md += _curves_section(records, manifest, out)

@@ -13,7 +13,7 @@ Conventions:
 * blocks are datasets (rows), methods are columns; a block with any NaN is dropped, because
   the Friedman test needs complete blocks, and the drop is counted so the report can say so;
 * rank 1 is the best; ties get average ranks. Values equal up to float noise tie (the same
-  tolerance as :mod:`evaluation.experiments.tables`, whose bold cells must agree with ranks):
+  tolerance as :mod:`ggp_automl.experiments.tables`, whose bold cells must agree with ranks):
   means of the same runs summed in another order must not decide a rank;
 * the Friedman χ² is Demšar's formula on the average ranks, *without* the tie correction that
   ``scipy.stats.friedmanchisquare`` applies. That is the statistic the literature publishes

@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import math
 from functools import cached_property
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from .binding import DatasetMeta
 from .grammar import Grammar, NonTerminal, Rule, Sampler, minimum_trees
+
+if TYPE_CHECKING:  # pragma: no cover
+    import networkx as nx
 
 REAL_LEVELS = 100
 INF = math.inf
@@ -60,6 +62,10 @@ class GrammarAnalysis:
     # -- structure -------------------------------------------------------------
     @cached_property
     def graph(self) -> nx.DiGraph:
+        # networkx (0.2 s to import) is imported when a grammar is first analysed, not with the
+        # package ``gp``, which imports this module so that Grammar.analysis works (grammar.py)
+        import networkx as nx
+
         g = nx.DiGraph()
         for rule in self.grammar:
             g.add_node(rule.name)
@@ -70,6 +76,8 @@ class GrammarAnalysis:
 
     @cached_property
     def reachable(self) -> frozenset[str]:
+        import networkx as nx
+
         return frozenset(nx.descendants(self.graph, self.grammar.start) | {self.grammar.start})
 
     @cached_property
@@ -79,6 +87,8 @@ class GrammarAnalysis:
     @cached_property
     def recursive(self) -> frozenset[str]:
         """Rules that can derive themselves."""
+        import networkx as nx
+
         out: set[str] = set()
         for comp in nx.strongly_connected_components(self.graph):
             if len(comp) > 1 or any(self.graph.has_edge(n, n) for n in comp):
@@ -113,6 +123,8 @@ class GrammarAnalysis:
     @cached_property
     def max_depth(self) -> dict[str, float]:
         """Largest depth of a derivation tree rooted at each rule (inf when it can reach recursion)."""
+        import networkx as nx
+
         depth: dict[str, float] = dict.fromkeys(self._reaches_recursion, INF)
         rest = self.graph.subgraph(set(self.graph) - self._reaches_recursion)
         for name in reversed(list(nx.topological_sort(rest))):
@@ -246,3 +258,6 @@ class GrammarAnalysis:
         if meta is not None or not g.dataset_variables:
             info["configurations (reals = 100 values)"] = self.configurations(meta)
         return info
+
+
+Grammar.analysis_type = GrammarAnalysis  # what Grammar.analysis builds (grammar.py cannot import this module)

@@ -121,6 +121,9 @@ class BoundGrammar:
         return above and below and (grid is None or grid.index(value) is not None)
 
 
+Grammar.binding_type = BoundGrammar  # what Grammar.bind builds (grammar.py cannot import this module)
+
+
 @dataclass(frozen=True)
 class Grid:
     """The values of a ``RANDOM-REAL(lo, hi, step=…)``: :meth:`value` of ``k = first … last``."""

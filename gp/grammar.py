@@ -15,14 +15,10 @@ import heapq
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Iterable, Iterator, Union
+from typing import Any, Callable, ClassVar, Iterable, Iterator, Union
 
 from .errors import SourceLocation, SourceText
 from .expressions import Expr
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .analysis import GrammarAnalysis
-    from .binding import BoundGrammar, DatasetMeta
 
 #: Hyper-parameter kinds an annotation may give (``alg`` = structural choice).
 KINDS = ("alg", "cat", "bool", "int", "real")
@@ -149,7 +145,18 @@ class Rule:
 
 
 class Grammar:
-    """An immutable, validated grammar. The first rule is the start symbol."""
+    """An immutable, validated grammar. The first rule is the start symbol.
+
+    :attr:`analysis` and :meth:`bind` build a :class:`gp.analysis.GrammarAnalysis` and a
+    :class:`gp.binding.BoundGrammar`. Those modules build on this one, so it does not import
+    them: each sets its class here when it is imported (:attr:`analysis_type`,
+    :attr:`binding_type`), and the package ``gp`` imports both, before any of its modules is used.
+    """
+
+    #: ``GrammarAnalysis``, set by :mod:`gp.analysis`
+    analysis_type: ClassVar[Callable[[Grammar], Any]]
+    #: ``BoundGrammar``, set by :mod:`gp.binding`
+    binding_type: ClassVar[Callable[[Grammar, Any], Any]]
 
     def __init__(self, rules: dict[str, Rule], start: str, source: SourceText,
                  warnings: list | None = None, header: str = ""):
@@ -186,10 +193,9 @@ class Grammar:
         return state
 
     @cached_property
-    def analysis(self) -> "GrammarAnalysis":
-        from .analysis import GrammarAnalysis
-
-        return GrammarAnalysis(self)
+    def analysis(self) -> Any:
+        """This grammar's :class:`gp.analysis.GrammarAnalysis` (memoised)."""
+        return self.analysis_type(self)
 
     @property
     def dataset_variables(self) -> frozenset[str]:
@@ -201,13 +207,12 @@ class Grammar:
                         out |= item.lo.variables() | item.hi.variables()
         return out
 
-    def bind(self, meta: "DatasetMeta | None" = None) -> "BoundGrammar":
-        """Evaluate every bound for a dataset (memoised per meta-data)."""
-        from .binding import BoundGrammar
-
+    def bind(self, meta: Any = None) -> Any:
+        """Evaluate every bound for a dataset (a :class:`gp.binding.DatasetMeta`, or None): the
+        :class:`gp.binding.BoundGrammar`, memoised per meta-data."""
         cache = self.__dict__.setdefault("_bindings", {})
         if meta not in cache:
-            cache[meta] = BoundGrammar(self, meta)
+            cache[meta] = self.binding_type(self, meta)
         return cache[meta]
 
 

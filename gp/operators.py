@@ -15,7 +15,7 @@ expansion of its rule in one of them (:func:`gp.validity.tree_problems_in_any`).
 
 All randomness comes from the ``numpy.random.Generator`` passed in; uniform picks
 use ``rng.integers``. GGP and spGGP reach these through their DEAP toolbox, where they are
-the default ``mate`` and ``mutate`` a user may replace (:mod:`gp.search.toolbox`).
+the default ``mate`` and ``mutate`` a user may replace (:mod:`ggp_automl.search.methods.toolbox`).
 """
 from __future__ import annotations
 

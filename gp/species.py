@@ -30,7 +30,7 @@ an ordinary grammar, labelled by its file's stem in the run's records, that rest
 in any way its author likes. Inter-species crossover swaps subtrees by rule name and the mapper reads
 each node by the run's grammar, so :func:`species_file_problems` holds such a file to the run's grammar:
 the same start symbol, only rules the run's grammar has, and a hyper-parameter where it has one (the
-mapper's checks are :mod:`gp.search.spggp`'s).
+mapper's checks are :mod:`ggp_automl.search.methods.spggp`'s).
 """
 from __future__ import annotations
 

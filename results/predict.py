@@ -38,13 +38,20 @@ class Predictions:
     single_label: bool
 
 
+def recorded_plugins(run: Path) -> list[str]:
+    """The plug-ins a run directory's config.json names ([] when it names none or cannot be read: the
+    reader of config.json says what is wrong with it)."""
+    try:
+        plugins = json.loads((Path(run) / "config.json").read_text(encoding="utf-8")).get("config", {}).get("plugins")
+    except (OSError, ValueError, AttributeError):
+        return []
+    return list(plugins) if isinstance(plugins, list) and all(isinstance(p, str) for p in plugins) else []
+
+
 def import_run_plugins(run: Path) -> None:
     """Import the plug-ins a run directory's config.json names: its model may hold their estimators."""
-    try:
-        plugins = json.loads((run / "config.json").read_text(encoding="utf-8")).get("config", {}).get("plugins")
-    except (OSError, ValueError, AttributeError):
-        return  # the reader of config.json says what is wrong with it
-    if isinstance(plugins, list) and all(isinstance(p, str) for p in plugins):
+    plugins = recorded_plugins(run)
+    if plugins:
         load_plugins(plugins)
 
 

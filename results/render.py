@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ..evaluation.task import task_of_record
 from ..search.health import as_dict
 from .report import MAIN_SETTINGS, TOP_N, PathLike, Text, fmt, plain, truncate, measure_columns, summarise
 
@@ -36,8 +37,7 @@ def _kv_table(title: str, rows: Iterable[tuple[str, str]]) -> Table:
 
 
 def _data_line(data: dict) -> str:
-    targets = (f"{data.get('n_classes', '?')} classes" if data.get("task") == "singlelabel"
-               else f"{data.get('n_labels', '?')} labels")
+    targets = task_of_record(data.get("task")).targets_of(data)
     shape = f"{data.get('n_instances', '?')} instances × {data.get('n_features', '?')} features, {targets}"
     where = f" ({data['path']})" if data.get("path") else ""
     test = f"; test: {data['test']}" if data.get("test") else ""

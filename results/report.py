@@ -2,7 +2,7 @@
 
 Why a separate reader: a run directory must be readable while the run is still going,
 after it was killed (no ``final.json``, a half-written last log line), with a damaged file
-(whatever is readable is shown, and what is not is named: :mod:`gp.search.health`), and years
+(whatever is readable is shown, and what is not is named: :mod:`ggp_automl.search.health`), and years
 later without the code that wrote it. So everything here is derived from the files of the
 fixed run-directory schema alone — ``config.json``, ``evaluations.jsonl``,
 ``generations.jsonl``, ``final.json`` and ``best/`` — never from a checkpoint or live
@@ -17,6 +17,7 @@ from typing import Any, Optional, Sequence, Union
 
 from rich.text import Text
 
+from ..evaluation.task import MultiLabel, task_of_record
 from ..search.health import as_dict, checkpoint_problem, clean_evaluation, finite, json_object
 from ..search.rundir import read_jsonl
 
@@ -25,8 +26,8 @@ __all__ = ["ReportError", "summarise", "MEASURES", "RUN_FILES"]
 PathLike = Union[str, Path]
 
 #: The multi-label measures shown in the top-10 table: column title → key in an evaluation's "measures"
-#: (a single-label run shows its task's headline measures: :func:`measure_columns`).
-MEASURES = {"EM": "exact_match", "HL": "hamming_loss", "FM": "f1_macro", "RL": "ranking_loss"}
+#: (each task's are its :attr:`~evaluation.task.Task.columns`: :func:`measure_columns`).
+MEASURES = dict(MultiLabel.columns)
 #: Files of a run directory worth pointing at, in the order they are listed (a method's own files, such
 #: as PBIL's pbil-vectors.json and pbil-entropy.png, are listed after them).
 RUN_FILES = ("best/phenotype.txt", "best/tree.txt", "best/tree.dot", "best/tree.png", "best/model.joblib",
@@ -271,7 +272,7 @@ def summarise(run_dir: PathLike) -> dict:
         "screening": _screening(evaluations, final),
         "species": _species_stats(evaluations),
         "test": as_dict(as_dict(final).get("test")) or None,
-        "task": as_dict(config.get("data")).get("task") or "multilabel",
+        "task": task_of_record(as_dict(config.get("data")).get("task")).name,
         "method_report": _method_report(final),
         "ensemble": as_dict(as_dict(final).get("ensemble")) or None,
         "winner_measures": as_dict(as_dict(as_dict(final).get("winner")).get("valid_measures")),
@@ -280,12 +281,9 @@ def summarise(run_dir: PathLike) -> dict:
 
 
 def measure_columns(task: str) -> dict[str, str]:
-    """Column title → measure key of a task's headline measures (the fitness has a column of its own)."""
-    if task != "singlelabel":
-        return MEASURES
-    from ggp_automl.evaluation.task import TASK_CLASSES
-
-    return {title: key for title, key in TASK_CLASSES[task].headline}
+    """Column title → measure key of the measures a task's run report shows (the fitness has a column of its
+    own); ``task``: the stored name."""
+    return dict(task_of_record(task).columns)
 
 
 def _method_report(final: Optional[dict]) -> Optional[dict]:

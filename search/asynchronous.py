@@ -1,10 +1,10 @@
 """The asynchronous driver (``--mode async``): no worker waits for another.
 
 Whenever a worker frees up it gets the next candidate at once — with screening, first a
-candidate that has earned promotion to the next rung (ASHA, :mod:`gp.search.screening`),
-otherwise a new one from :meth:`~gp.search.method.SteadyStateMethod.ask_one`. Every
+candidate that has earned promotion to the next rung (ASHA, :mod:`ggp_automl.search.screening`),
+otherwise a new one from :meth:`~ggp_automl.search.methods.base.SteadyStateMethod.ask_one`. Every
 full-fidelity result on the current view is told to the method as it comes back
-(:meth:`~gp.search.method.SteadyStateMethod.tell_one`). A *generation* is the method's
+(:meth:`~ggp_automl.search.methods.base.SteadyStateMethod.tell_one`). A *generation* is the method's
 ``generation_size`` tells: it is logged and checkpointed, and it is where the data view may
 change (the resample every ``resample_every`` generations, the next multi-fidelity period),
 so that views change at the same points with one worker or many. A candidate already

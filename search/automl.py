@@ -10,9 +10,9 @@ and ``score`` work as for any classifier, and the estimators can be cloned and u
 full run directory (then ``python cli.py inspect DIR`` works on it).
 
 A method's own parameters (PBIL's learning rate, say) go in ``method_params``: each method
-declares them (:mod:`gp.search.parameters`), so a new method needs no edit here. ``plugins``
+declares them (:mod:`ggp_automl.search.parameters`), so a new method needs no edit here. ``plugins``
 names modules of the user's own (algorithms, GGP/spGGP operators: :mod:`spaces.plugins`,
-:mod:`gp.search.toolbox`), ``species`` spGGP's species (numbers 1..8 and species files).
+:mod:`ggp_automl.search.methods.toolbox`), ``species`` spGGP's species (numbers 1..8 and species files).
 """
 from __future__ import annotations
 
@@ -24,10 +24,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..evaluation.task import MultiLabel, SingleLabel
 from ..gp.shipped import SHIPPED_GRAMMARS as GRAMMARS  # noqa: E402
-#: default grammars, as strings (scikit-learn's parameter checks accept plain values only)
-DEFAULT_GRAMMAR = str(GRAMMARS / "large.bnf")
-DEFAULT_SINGLE_LABEL_GRAMMAR = str(GRAMMARS / "ensembles.bnf")
+#: default grammars, each task's shipped one, as strings (scikit-learn's parameter checks accept plain values only)
+DEFAULT_GRAMMAR = str(GRAMMARS / MultiLabel.shipped_grammar)
+DEFAULT_SINGLE_LABEL_GRAMMAR = str(GRAMMARS / SingleLabel.shipped_grammar)
 
 
 def _store(estimator, arguments: dict) -> None:
@@ -42,9 +43,13 @@ class _GrammarSearch(BaseEstimator):
 
     def _config(self):
         from ggp_automl.search.config import RunConfig
-        from ggp_automl.search.method import METHODS, known_methods
+        from ggp_automl.search.methods import METHODS
+        from ggp_automl.spaces.plugins import load_plugins
 
-        known_methods()
+        if self.plugins is not None:  # first: a plug-in may register the method
+            if isinstance(self.plugins, (str, Path)):
+                raise ValueError(f"plugins is a list of module names and .py files, got {self.plugins!r}")
+            load_plugins(tuple(str(p) for p in self.plugins))
         if self.method not in METHODS:
             raise ValueError(f"unknown method {self.method!r}; known: {', '.join(sorted(METHODS))}")
         params = dict(self.method_params or {})
@@ -67,8 +72,6 @@ class _GrammarSearch(BaseEstimator):
                                      f"got {self.population}")
                 sizes["species_size"] = self.population // k
         if self.plugins is not None:
-            if isinstance(self.plugins, (str, Path)):
-                raise ValueError(f"plugins is a list of module names and .py files, got {self.plugins!r}")
             sizes["plugins"] = tuple(str(p) for p in self.plugins)
         return RunConfig(method=self.method, budget_seconds=float(self.time_budget),
                          eval_timeout=None if self.eval_timeout is None else float(self.eval_timeout),
@@ -117,10 +120,10 @@ _PARAMETERS_DOC = """
     optional cap, ``categorical_features`` the indices of integer-coded nominal columns of ``X``,
     ``ensemble`` "caruana" or "caruana:SIZE" to return an ensemble of the evaluated candidates
     (None: the single best), ``species`` spGGP's species (None: the eight generated ones; a list of
-    numbers 1..8 and species grammar files, gp/search/README.md "Writing a species"; the population
+    numbers 1..8 and species grammar files, search/README.md "Writing a species"; the population
     is split evenly between them), ``plugins`` modules of your own imported before the run and in
     every worker (a module name or a .py file each: algorithms, spaces/README.md; GGP and spGGP
-    operators, gp/search/README.md "Swapping operators").
+    operators, search/README.md "Swapping operators").
 
     After ``fit``: ``best_model_`` (the fitted model: the ensemble when one was built),
     ``best_phenotype_``, ``best_tree_``, ``best_validation_fitness_``, ``history_`` (one record per
@@ -157,12 +160,11 @@ class GrammarAutoML(MultiOutputMixin, ClassifierMixin, _GrammarSearch):
 
     def score(self, X, Y, sample_weight=None) -> float:
         """The search's own measure (default Auto-MEKA's Eq. 5.1 fitness), greater is better."""
-        from ggp_automl.evaluation.task import MultiLabel
-
         check_is_fitted(self, "best_model_")
         task = MultiLabel()
         predictions, scores = task.outputs(self.best_model_, X)
-        return float(task.measures(np.asarray(Y), predictions, scores)[self.final_.get("fitness") or "fitness"])
+        measures = task.measures(np.asarray(Y), predictions, scores)
+        return float(measures[self.final_.get("fitness") or task.default_fitness])
 
 
 class GrammarAutoMLClassifier(ClassifierMixin, _GrammarSearch):
@@ -195,8 +197,6 @@ class GrammarAutoMLClassifier(ClassifierMixin, _GrammarSearch):
         return self._search(train)
 
     def _outputs(self, X):
-        from ggp_automl.evaluation.task import SingleLabel
-
         check_is_fitted(self, "best_model_")
         X = validate_data(self, X, reset=False, ensure_all_finite="allow-nan")
         return SingleLabel(tuple(str(c) for c in self.classes_)).outputs(self.best_model_, X)

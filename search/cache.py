@@ -2,7 +2,7 @@
 
 A phenotype already evaluated on the current learning/validation view costs
 nothing: elites, unchanged children and duplicates are served from here and
-counted as hits. A view's screening rungs (:mod:`gp.search.screening`) are views of
+counted as hits. A view's screening rungs (:mod:`ggp_automl.search.screening`) are views of
 their own, named ``VIEW|rK``, and live beside it. Entries of other views are dropped
 when the view changes (after a resample the old fitness values are not comparable),
 which also bounds memory.

@@ -3,7 +3,7 @@
 SMAC3-style: a run is fully described by one :class:`RunConfig` (written verbatim
 to the run directory's ``config.json``), so a run can be repeated or resumed from
 its directory alone. Defaults are the Auto-MEKA thesis's (methods notes §1.1). A method's
-own parameters live in ``method_params``, declared by the method (:mod:`gp.search.parameters`);
+own parameters live in ``method_params``, declared by the method (:mod:`ggp_automl.search.parameters`);
 ``fitness`` and ``cv`` left at None take the data's task's defaults (:mod:`evaluation.task`)
 when the run starts, and ``config.json`` records what they became.
 """
@@ -13,8 +13,10 @@ import dataclasses
 import os
 from dataclasses import dataclass, field
 
-#: the built-in methods; more can be registered (:func:`gp.search.method.register_method`)
-METHODS = ("ggp", "spggp", "random", "beam", "pbil", "bo", "tpe", "ga", "eo", "divbo")
+from .methods.registry import BUILT_IN, known_methods, method_class, supports_async
+
+#: the built-in methods; more join by plug-in or entry point (:mod:`.methods.registry`)
+METHODS = tuple(BUILT_IN)
 MODES = ("generational", "async")
 
 #: ``--thesis``: the Auto-MEKA thesis's exact settings, for reproduction — generational
@@ -62,7 +64,7 @@ class RunConfig:
     #: re-evaluation of the archive and the refit of the winner (authors' code: 0.85)
     search_fraction: float = 0.85
     #: the hard cap on a candidate's time, seconds; None: a tenth of the budget (the thesis: 180 s);
-    #: the rules are in :mod:`gp.search.timekeeper`
+    #: the rules are in :mod:`ggp_automl.search.timekeeper`
     eval_timeout: float | None = None
     #: stop a candidate that runs far longer than the successful ones did (timekeeper)
     adaptive_timeout: bool = True
@@ -71,7 +73,7 @@ class RunConfig:
     #: "generational" (the thesis) or "async" (steady state, no idle workers); None: async when the
     #: method has an asynchronous form, else generational
     mode: str | None = None
-    #: screen new candidates on stratified subsamples of the learning rows first (gp.search.screening);
+    #: screen new candidates on stratified subsamples of the learning rows first (ggp_automl.search.screening);
     #: on by default: more candidates per minute and a larger share of useful work at equal or better
     #: test fitness (benchmarks/results/search.md)
     screening: bool = True
@@ -117,7 +119,7 @@ class RunConfig:
     #: how many archive members are re-evaluated on a fresh split at the end
     final_candidates: int = 10
     #: build the returned model as an ensemble of what the search evaluated: "caruana" or
-    #: "caruana:SIZE" (post-hoc ensemble selection, gp.search.ensemble); None: the single best
+    #: "caruana:SIZE" (post-hoc ensemble selection, ggp_automl.search.ensemble); None: the single best
     ensemble: str | None = None
     #: the bound on kept validation predictions (evaluation.predictions), bytes
     prediction_bytes: int = 256 * 2 ** 20
@@ -130,7 +132,7 @@ class RunConfig:
     plugins: tuple[str, ...] = ()
     #: stop after this many generations (None: only the budget stops the run)
     max_generations: int | None = None
-    #: the method's own parameters (declared by the method: gp.search.parameters); missing ones take
+    #: the method's own parameters (declared by the method: ggp_automl.search.parameters); missing ones take
     #: the declared defaults
     method_params: dict = field(default_factory=dict)
 
@@ -144,8 +146,6 @@ class RunConfig:
 
     def problems(self) -> list[str]:
         p = []
-        from .method import known_methods
-
         if self.method not in known_methods():
             p.append(f"method must be one of {', '.join(known_methods())}, got {self.method!r}")
         if not 0 < self.budget_seconds <= MAX_SECONDS:
@@ -161,8 +161,6 @@ class RunConfig:
         if self.mode is not None and self.mode not in MODES:
             p.append(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
         elif self.mode == "async" and self.method in known_methods():
-            from .method import supports_async
-
             if not supports_async(self.method):
                 p.append(f"{self.method} has no asynchronous mode; use mode generational")
         if self.screening_eta < 2:
@@ -216,7 +214,7 @@ class RunConfig:
             if self.fitness not in FITNESS:
                 p.append(f"unknown fitness {self.fitness!r}; known (all maximised): {', '.join(FITNESS)}")
         if self.ensemble is not None:
-            from .ensemble import parse_ensemble
+            from .ensemble_spec import parse_ensemble
 
             try:
                 parse_ensemble(self.ensemble)
@@ -227,10 +225,9 @@ class RunConfig:
         if not isinstance(self.method_params, dict):
             p.append(f"method_params must be a dict, got {type(self.method_params).__name__}")
         elif self.method in known_methods():
-            from .method import METHODS
             from .parameters import check_params
 
-            p += check_params(self.method, METHODS[self.method].parameters, self.method_params)
+            p += check_params(self.method, method_class(self.method).parameters, self.method_params)
         p += _species_problems(self.species)
         if self.method == "spggp" and n_species < 2 and self.inter_species_rate > 0:
             p.append("inter-species crossover needs at least two species: give two or more (--species), or set "
@@ -242,18 +239,17 @@ class RunConfig:
         """The post-hoc ensemble the run builds: ``ensemble``, or the method's default (DivBO: caruana)."""
         if self.ensemble is not None:
             return self.ensemble
-        from .method import METHODS, known_methods
-
-        known_methods()
-        return getattr(METHODS.get(self.method), "default_ensemble", None)
+        if self.method not in known_methods():
+            return None
+        return getattr(method_class(self.method), "default_ensemble", None)
 
     @property
     def archive_size(self) -> int:
         """Candidates a method keeps for the final re-evaluation: ``final_candidates``, or the ensemble's
-        pool (:data:`gp.search.ensemble.POOL`) when the run builds an ensemble from them."""
+        pool (:data:`ggp_automl.search.ensemble.POOL`) when the run builds an ensemble from them."""
         if self.ensemble_spec is None:
             return self.final_candidates
-        from .ensemble import POOL
+        from .ensemble_spec import POOL
 
         return max(self.final_candidates, POOL)
 
@@ -265,8 +261,6 @@ class RunConfig:
     def effective_mode(self) -> str:
         if self.mode is not None:
             return self.mode
-        from .method import supports_async
-
         return "async" if supports_async(self.method) else "generational"
 
     @property
@@ -288,11 +282,9 @@ class RunConfig:
     @property
     def params(self) -> dict:
         """The method's parameters, its declared defaults filled in."""
-        from .method import METHODS, known_methods
         from .parameters import resolve_params
 
-        known_methods()
-        return resolve_params(METHODS[self.method].parameters, self.method_params)
+        return resolve_params(method_class(self.method).parameters, self.method_params)
 
     def for_task(self, task) -> "RunConfig":
         """This config with ``fitness`` and ``cv`` decided for ``task`` (an :class:`evaluation.task.Task`);

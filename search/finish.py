@@ -7,7 +7,7 @@ runner-up is tried (up to three refits). Only candidates that worked are refit: 
 whose re-evaluation failed, or that was not re-evaluated and never ended with a fitness
 in the search, would only fail again (issue 9: a run whose every candidate had failed
 refit three of them). The refit's time limit is the time-keeper's
-(:meth:`gp.search.timekeeper.TimeKeeper.refit_timeout`): the time left in the budget; a
+(:meth:`ggp_automl.search.timekeeper.TimeKeeper.refit_timeout`): the time left in the budget; a
 candidate that cannot finish in it is not started (a faster runner-up may be), so the
 run ends within its budget, and says so when no model could be refit in time.
 ``final.json`` still records any overrun (the artefacts are written after the refit).

@@ -3,9 +3,9 @@
 Each generation: choose the data view (redrawn every ``resample_every`` generations for
 methods that resample; the multi-fidelity period from the clock), ask the method for the
 whole batch, evaluate it — with screening, by successive halving over the rungs
-(:mod:`gp.search.screening`) — tell the method, log the generation, checkpoint. Every
+(:mod:`ggp_automl.search.screening`) — tell the method, log the generation, checkpoint. Every
 worker waits for the generation's slowest candidate; the asynchronous driver
-(:mod:`gp.search.asynchronous`) is the remedy, this one is kept for reproduction.
+(:mod:`ggp_automl.search.asynchronous`) is the remedy, this one is kept for reproduction.
 
 Resume replays the interrupted generation: the restored rng asks for the same batch, and
 evaluations logged after the checkpoint are served from the log (:meth:`SearchLoop.evaluate`).

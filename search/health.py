@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 #: where a checkpoint's pickle names its class: protocol 4+ writes the module and the class name
-#: in its first bytes (``gp/search/rundir.py`` writes ``SearchState`` with the highest protocol)
+#: in its first bytes (``search/rundir.py`` writes ``SearchState`` with the highest protocol)
 _CHECKPOINT_CLASS = (b"ggp_automl.search.loop", b"SearchState")
 
 

@@ -6,11 +6,11 @@ GGP): it picks the grammar the individual mutates with and is what the run's rec
 Individuals stay the project's own picklable trees (:class:`gp.tree.Node`); DEAP
 only sees the ``fitness`` attribute (a :class:`deap.base.Fitness`), which is what
 its statistics, hall of fame and logbook need. TPOT-style, an individual knows how
-to vary and export itself; the variation itself lives in :mod:`gp.search.variation`.
+to vary and export itself; the variation itself lives in :mod:`ggp_automl.search.variation`.
 
 The fitness has two values compared lexicographically (DEAP compares ``wvalues`` as
 tuples): the *fidelity level* at which the candidate was last measured (0: full
-fidelity, -1, -2, …: lower screening rungs, :mod:`gp.search.screening`), then the
+fidelity, -1, -2, …: lower screening rungs, :mod:`ggp_automl.search.screening`), then the
 fitness value. So a search compares fitness values only between candidates measured
 at the same fidelity; a screened-out candidate loses every comparison with one that
 was promoted. Without screening every level is 0 and this is plain fitness.

@@ -6,15 +6,15 @@ the multi-fidelity schedule, and subsampled by the screening rungs), the cache, 
 evaluation engine, the time-keeper's limits and deadline, the logs, the checkpoints and
 resume. Two drivers share it:
 
-* :mod:`gp.search.generational` — the thesis's: ask the method for a generation, evaluate it
+* :mod:`ggp_automl.search.generational` — the thesis's: ask the method for a generation, evaluate it
   (workers wait for the slowest candidate), tell it, log, checkpoint;
-* :mod:`gp.search.asynchronous` — steady state: a worker that frees up at once gets the next
+* :mod:`ggp_automl.search.asynchronous` — steady state: a worker that frees up at once gets the next
   candidate; every result is told as it comes back.
 
-At the search's end (:meth:`gp.search.timekeeper.TimeKeeper.search_end`) the method's archive
+At the search's end (:meth:`ggp_automl.search.timekeeper.TimeKeeper.search_end`) the method's archive
 is re-evaluated on a fresh full-fidelity split in order of search fitness
 (:meth:`SearchLoop.choose`), and the winner is refit on the whole training set
-(:mod:`gp.search.finish`).
+(:mod:`ggp_automl.search.finish`).
 
 Resuming: the checkpoint holds the state after the last finished generation (the method
 with its populations and policy, the rng, the cache, the time-keeper, counters, and in the
@@ -43,16 +43,16 @@ from ggp_automl.gp.grammar import Grammar
 
 from .cache import EvaluationCache
 from .config import RunConfig
-from .ensemble import ensemble_refits
+from .ensemble_spec import ensemble_refits
 from .individual import Individual
-from .method import SearchMethod, best_of, by_rank
+from .methods.base import SearchMethod, best_of, by_rank
 from .observer import Observers, SearchObserver
 from .rundir import RunDirectory
 from .screening import Promotions, Screening, subsample
 from .timekeeper import TimeKeeper
 
 FINAL_VIEW = "final"
-#: the status of a candidate the runtime screen did not start (:mod:`gp.search.runtime`)
+#: the status of a candidate the runtime screen did not start (:mod:`ggp_automl.search.runtime`)
 SKIPPED = "skipped"
 
 
@@ -343,15 +343,8 @@ class SearchLoop:
         return results, stats
 
     # -- the search ----------------------------------------------------------------------
-    def search(self) -> None:
-        from .asynchronous import run_async
-        from .generational import run_generational
-
-        self.observer.on_phase("search")
-        if self.config.effective_mode == "async":
-            run_async(self)
-        else:
-            run_generational(self)
+    def search_ended(self) -> None:
+        """The driver (:mod:`.asynchronous` or :mod:`.generational`, chosen by :func:`.run.search`) is done."""
         self.state.busy_seconds = self._busy()
         self.state.search_ended = self.now()
 

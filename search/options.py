@@ -127,7 +127,7 @@ def alpha(text: str) -> float:
 
 
 def ensemble_spec(text: str) -> str:
-    from ggp_automl.search.ensemble import parse_ensemble
+    from ggp_automl.search.ensemble_spec import parse_ensemble
 
     try:
         parse_ensemble(text)
@@ -206,9 +206,9 @@ def run_config(args):
 
 
 def method_params(args, method: str) -> dict:
-    """The chosen method's declared parameters given on the command line (gp.search.parameters); an
+    """The chosen method's declared parameters given on the command line (ggp_automl.search.parameters); an
     option that belongs only to other methods is a usage error."""
-    from ggp_automl.search.method import METHODS, known_methods
+    from ggp_automl.search.methods import METHODS, known_methods
 
     known_methods()
     declared = {p.name for p in METHODS[method].parameters}
@@ -221,7 +221,7 @@ def method_params(args, method: str) -> dict:
 
 def declared_parameters():
     """Every registered method's parameters, one per name (the first declaration's type and help)."""
-    from ggp_automl.search.method import METHODS, known_methods
+    from ggp_automl.search.methods import METHODS, known_methods
 
     known_methods()
     seen = {}
@@ -232,7 +232,7 @@ def declared_parameters():
 
 
 def owners(name: str) -> list[str]:
-    from ggp_automl.search.method import METHODS
+    from ggp_automl.search.methods import METHODS
 
     return [m for m, cls in METHODS.items() if any(p.name == name for p in cls.parameters)]
 
@@ -264,7 +264,7 @@ def add_evolve_arguments(p: argparse.ArgumentParser) -> None:
     """Every option of ``evolve``, the declared parameters of every registered method among them."""
 
     from ggp_automl.evaluation.metrics import fitness_names
-    from ggp_automl.search.method import known_methods
+    from ggp_automl.search.methods import known_methods
 
     p.add_argument("--grammar", metavar="FILE", help=f"search space (default {DEFAULT_GRAMMAR.name})")
     p.add_argument("--data", metavar="FILE", help="training data: ARFF (single-label: the last attribute is the "
@@ -319,7 +319,7 @@ def add_evolve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--species", action="append", type=species_list, metavar="S[,S…]",
                    help="spGGP's species (default 1,2,…,8): a number 1-8 is a species generated from the grammar's "
                         "hyper-parameter annotations (gp/species.py), anything else a species grammar file of your "
-                        "own, labelled in the records by its name without .bnf (gp/search/README.md, 'Writing a "
+                        "own, labelled in the records by its name without .bnf (search/README.md, 'Writing a "
                         "species'); comma-separated or repeated, e.g. --species 1,8,grammars/species/large-trees.bnf; "
                         "--population is split evenly between them")
     p.add_argument("--fidelity", choices=["NAS-NIS", "PAS-PIS", "EAS-PIS", "NAS-PIS", "PAS-NIS", "EAS-NIS"],
@@ -337,7 +337,7 @@ def add_evolve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resume", type=path_arg, metavar="DIR", help="continue an interrupted run from its directory")
     p.add_argument("--quiet", action="store_true", help="no progress display")
     BUILT_IN_OPTIONS.update(p._option_string_actions)
-    group = p.add_argument_group("method parameters (declared by each method; gp/search/README.md)")
+    group = p.add_argument_group("method parameters (declared by each method; search/README.md)")
     for param in declared_parameters():
         if param.option not in BUILT_IN_OPTIONS:
             flag = {"nargs": "?", "const": True} if param.type is bool else {}  # --reshuffle alone means on

@@ -6,7 +6,7 @@ rate, selection share and population, say — are declared on the method class a
 
 * become command-line options of ``cli.py evolve`` (``--learning-rate 0.3``; an option that
   already exists, such as ``--population``, is passed on to a method that declares it),
-* are checked and stored in :attr:`gp.search.config.RunConfig.method_params` and so in the
+* are checked and stored in :attr:`ggp_automl.search.config.RunConfig.method_params` and so in the
   run directory's ``config.json``, from which a resumed run reads them back,
 * are accepted by the Python API (``GrammarAutoML(method="pbil", method_params={...})``),
 * reach the method as ``self.params`` (declared defaults filled in).
@@ -78,7 +78,7 @@ class Parameter:
 
 #: The BO thesis's first remedy for overfitting the validation data (001 §3.1, notes
 #: bo-and-ensembles.md §2.1), declared by every method it makes sense for; the loop reads it
-#: through :attr:`gp.search.method.SearchMethod.resample_period`.
+#: through :attr:`ggp_automl.search.methods.base.SearchMethod.resample_period`.
 RESHUFFLE = Parameter(
     "reshuffle", bool, False,
     "a fresh learning/validation split for every generation (batch) of evaluations instead of one split "

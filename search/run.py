@@ -21,16 +21,20 @@ from ggp_automl.evaluation.engine import make_engine
 from ggp_automl.evaluation.fidelity import FidelitySchedule
 from ggp_automl.evaluation.isolation import Limits
 from ggp_automl.evaluation.learnable import check_fold_rows, check_learnable
+from ggp_automl.evaluation.task import Task, task_of_kind, task_of_record
 from ggp_automl.gp.bnf_parser import load_grammar
 from ggp_automl.gp.errors import DataError
 from ggp_automl.gp.grammar import Grammar
 from ggp_automl.gp.species import resolve_species
 from ggp_automl.spaces.grammar_check import grammar_produces, registry_check
 
+from .asynchronous import run_async
 from .config import RunConfig
+from .errors import RunError
 from .finish import finish
+from .generational import run_generational
 from .loop import SearchLoop, SearchOutcome, SearchState
-from .method import make_method
+from .methods import make_method
 from .observer import SearchObserver
 from .rundir import CHECKPOINT, CONFIG, EVALUATIONS, FINAL, RunDirectory, default_run_name, library_versions
 
@@ -41,10 +45,6 @@ N_FOLDS = 5
 MAX_FOLDS = 100
 
 
-class RunError(ValueError):
-    """A run that cannot start or resume (the message says why); the CLI exits 1."""
-
-
 @dataclass
 class RunData:
     train: Dataset
@@ -53,21 +53,20 @@ class RunData:
     description: dict = field(default_factory=dict)
 
 
-def default_dataset(task: str = "multilabel") -> Dataset:
-    """The embedded synthetic dataset of a task (``evaluation.default_data``)."""
-    from ggp_automl.evaluation import default_data
-
-    X, Y = default_data.load_default(task)
-    return from_arrays(X, Y, name=default_data.name(task),
-                       classes=None if task == "multilabel" else default_data.CLASSES)
+def default_dataset(task: str | type[Task] | None = None) -> Dataset:
+    """The embedded synthetic dataset of a task (a task or its stored name; None: multi-label), its
+    :attr:`~evaluation.task.Task.default_data`."""
+    default = task_of_record(task).default_data
+    X, Y = default.load()
+    return from_arrays(X, Y, name=default.name, classes=default.classes)
 
 
 def load_run_data(data: str | Path | None = None, test: str | Path | None = None,
-                  fold: int | None = None, target: str | None = None, task: str = "multilabel",
+                  fold: int | None = None, target: str | None = None, task: str | type[Task] | None = None,
                   folds: int = N_FOLDS) -> RunData:
     """The training (and test) data of a run: a file, a train/test pair, fold ``fold`` of ``folds`` (an
     outer stratified k-fold of the file), or the default (of ``task``, the grammar's: a single-label
-    grammar gets the single-label default).
+    grammar gets the single-label default; a task or its stored name, None: multi-label).
 
     ``target`` names the class or label attributes (:mod:`evaluation.targets`). Rows whose targets are
     unknown ('?') are left out of both parts (counted in the description: a warning says so)."""
@@ -78,7 +77,7 @@ def load_run_data(data: str | Path | None = None, test: str | Path | None = None
             raise RunError("a test set needs its training data (--data)")
         if target is not None:
             raise RunError("--target names attributes of --data; the embedded default dataset has its own")
-        train, name = default_dataset(task), "synthetic default" + ("" if task == "multilabel" else " (single-label)")
+        train, name = default_dataset(task), task_of_record(task).default_data.run_name
     elif test is not None:
         train, test_set = load_split(data, test, unlabelled=True, target=target)
         return describe_data(train, test_set, data, test, None, target=target)
@@ -163,17 +162,15 @@ def check_task(grammar: Grammar, data: RunData, produced: str | None = None) -> 
     produced = produced or grammar_produces(grammar)
     task = data.train.task
     if produced != task.produces:
-        kinds = {"mlc": "multi-label methods", "slc": "single-label classifiers"}
         name = data.description.get("name", "the data")
-        raise RunError(f"{grammar.path} builds {kinds[produced]}, but {name} is {task.phrase}; use a grammar of "
-                       + ("single-label classifiers such as grammars/ensembles.bnf" if task.name == "singlelabel"
-                          else "multi-label methods such as grammars/large.bnf"))
+        raise RunError(f"{grammar.path} builds {task_of_kind(produced).models}, but {name} is {task.phrase}; use "
+                       f"a grammar of {task.grammar_advice()}")
 
 
 def grammar_task(grammar: str | Path | Grammar) -> str:
     """``"multilabel"`` or ``"singlelabel"``: the task whose models the grammar's trees build."""
     g = grammar if isinstance(grammar, Grammar) else load_grammar(grammar)
-    return "multilabel" if grammar_produces(g) == "mlc" else "singlelabel"
+    return task_of_kind(grammar_produces(g)).name
 
 
 def start(config: RunConfig, grammar: str | Path | Grammar, data: RunData, out: str | Path | None = None,
@@ -184,7 +181,7 @@ def start(config: RunConfig, grammar: str | Path | Grammar, data: RunData, out: 
     The grammar is checked against the mapper's registry and the data against
     :mod:`evaluation.learnable` before a run directory exists (a refusal leaves none); each
     warning goes to ``warn`` as a line ready to print. The run directory is locked while the
-    search runs (:mod:`gp.search.lock`)."""
+    search runs (:mod:`ggp_automl.search.lock`)."""
     config = config.replace(plugins=_plugins(config.plugins))  # recorded as files' absolute paths
     config = config.replace(species=resolve_species(config.species))  # species files too (gp.species)
     g = grammar if isinstance(grammar, Grammar) else load_grammar(grammar)
@@ -255,6 +252,9 @@ def _run_record(run: RunDirectory) -> tuple[dict, RunConfig]:
     record = run.config()
     if not isinstance(record.get("config"), dict):
         raise run.damaged(CONFIG, 'no "config" object with the run\'s settings')
+    plugins = record["config"].get("plugins")
+    if isinstance(plugins, list) and plugins and all(isinstance(s, str) for s in plugins):
+        _plugins(plugins)  # before the settings are checked: a plug-in may register the run's method
     try:
         config = RunConfig.from_dict(record["config"])
     except (TypeError, ValueError) as exc:
@@ -384,8 +384,18 @@ def run_loop(config: RunConfig, grammar: Grammar, data: RunData, state: SearchSt
         loop.observer.on_start({**info, "generation": state.generation, "counts": dict(state.counts),
                                 "used": loop.now()})
         try:
-            loop.search()
+            search(loop)
             return finish(loop)
         finally:
             if run is not None:
                 run.close()
+
+
+def search(loop: SearchLoop) -> None:
+    """The search phase of a run: the asynchronous or the generational driver, by the run's mode."""
+    loop.observer.on_phase("search")
+    if loop.config.effective_mode == "async":
+        run_async(loop)
+    else:
+        run_generational(loop)
+    loop.search_ended()

@@ -5,10 +5,10 @@ per finished evaluation, appended and flushed as it finishes), ``generations.jso
 ``checkpoint.pkl`` (the whole search state after every generation, written to a
 temporary file, fsync'ed and renamed, so a kill at any moment leaves either the old
 or the new checkpoint, never a torn one), ``final.json`` and the ``best/`` folder.
-The file formats are documented in ``gp/search/README.md``.
+The file formats are documented in ``search/README.md``.
 
 A process that writes a run directory owns it: ``.lock`` is locked while it runs
-(:mod:`gp.search.lock`), so two processes never append to one log. A file that cannot
+(:mod:`ggp_automl.search.lock`), so two processes never append to one log. A file that cannot
 be read back is reported by name, with what can still be done (``inspect`` reads what
 is left; a fresh run always works), never as a traceback: :meth:`RunDirectory.damaged`.
 """
@@ -146,7 +146,7 @@ class RunDirectory:
             raise
 
     def lock(self) -> None:
-        """Own the directory until :meth:`release` (or the process ends); :class:`~gp.search.lock.DirectoryInUse`
+        """Own the directory until :meth:`release` (or the process ends); :class:`~ggp_automl.search.lock.DirectoryInUse`
         when another process owns it."""
         self._lock.acquire()
 

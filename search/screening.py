@@ -20,7 +20,7 @@ Promotion — fitness values are compared only within one rung of one view:
 * generational search (successive halving): a generation is evaluated at rung 0, the top
   ⌈n/η⌉ at rung 1, and so on (:func:`survivors`). A candidate keeps the fidelity level of
   the last rung it reached, and levels are compared before fitness values
-  (:mod:`gp.search.individual`), so a promoted candidate beats every screened-out one and
+  (:mod:`ggp_automl.search.individual`), so a promoted candidate beats every screened-out one and
   fitness values of different rungs are never compared.
 
 Only full-fidelity results are told to an asynchronous method; the subsamples are drawn

@@ -38,7 +38,7 @@ early multi-fidelity period is faster than on the full data: a new level starts 
 cap. A candidate stopped below the hard cap counts as *capped*; the worker-seconds it could
 still have used under the hard cap count as *saved* (an upper bound), and ``inspect`` shows both.
 Under an adaptive limit, a candidate whose algorithms the run has seen run past that limit
-again and again is not started at all (:mod:`gp.search.runtime`); probes never are skipped.
+again and again is not started at all (:mod:`ggp_automl.search.runtime`); probes never are skipped.
 
 **The end of the search** (:meth:`TimeKeeper.search_end`): at ``search_fraction`` (85 %) of
 the budget, or earlier when the best candidates are so slow that re-evaluating them and

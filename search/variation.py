@@ -12,7 +12,7 @@ reads rule names and values only, so such trees compile like any other.
 
 A hand-written species file (spGGP's ``--species …,FILE.bnf``) is one more species grammar, given
 ready-made in ``species_grammars`` under its label (the file's stem) instead of derived from the
-annotations; :mod:`gp.search.spggp` checks it against the run's grammar before it gets here.
+annotations; :mod:`ggp_automl.search.methods.spggp` checks it against the run's grammar before it gets here.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """An ensemble of compiled models: the weighted mean of their scores, one estimator.
 
 What a run returns when it builds an ensemble from what it evaluated (``--ensemble``,
-:mod:`gp.search.ensemble`). Members are the project's own models (:mod:`spaces.model`), all of
+:mod:`ggp_automl.search.ensemble`). Members are the project's own models (:mod:`spaces.model`), all of
 one task: multi-label members' per-label scores are averaged and cut by the ensemble's own
 ``thresholds`` (chosen on the validation rows; a strategy name or per-label values), single-label
 members' class probabilities are averaged over the union of the classes they saw and the class of

@@ -1,7 +1,7 @@
 """Plug-in algorithms: a user's own estimators join the search space from a module of their own.
 
 A plug-in is an ordinary Python module whose import registers builders with
-:func:`spaces.registry.register` (and, if it likes, search operators: :mod:`gp.search.toolbox`).
+:func:`spaces.registry.register` (and, if it likes, search operators: :mod:`ggp_automl.search.methods.toolbox`).
 The user adds one grammar alternative per algorithm and names the module where the run starts:
 
 * ``python cli.py evolve --plugin my_algorithms.py …`` (a file) or ``--plugin mypackage.algorithms``
@@ -26,22 +26,18 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-import threading
-import traceback
 from collections.abc import Iterable
 from pathlib import Path
 
-#: the entry-point group a package uses to register algorithms without being named
-ENTRY_POINT_GROUP = "ggp_automl.algorithms"
+from ._plugins import ENTRY_POINT_GROUP, PluginError, load_entry_points
+from ._plugins import lock as _lock
+from ._plugins import where as _where
+from .registry import load_all
 
-_lock = threading.Lock()
+__all__ = ["ENTRY_POINT_GROUP", "PluginError", "load_entry_points", "load_plugins", "normalise"]
+
 #: spec as recorded -> module name, for the plug-ins this process has imported
 _loaded: dict[str, str] = {}
-_entry_points_loaded = False
-
-
-class PluginError(ValueError):
-    """A plug-in that cannot be found or fails while it is imported; the message says which and where."""
 
 
 def normalise(spec: str) -> str:
@@ -70,33 +66,12 @@ def load_plugins(specs: Iterable[str]) -> tuple[str, ...]:
     normalised = tuple(normalise(s) for s in specs)
     if not normalised:
         return normalised
-    from .registry import load_all
-
     load_all()  # the shipped algorithms first: a plug-in reusing one of their names is refused, not them
     with _lock:
         for spec in normalised:
             if spec not in _loaded:
                 _loaded[spec] = _import(spec)
     return normalised
-
-
-def load_entry_points() -> None:
-    """Import the modules installed packages declare in :data:`ENTRY_POINT_GROUP` (once per process)."""
-    global _entry_points_loaded
-    if _entry_points_loaded:
-        return
-    from importlib.metadata import entry_points
-
-    with _lock:
-        if _entry_points_loaded:
-            return
-        _entry_points_loaded = True
-        for ep in entry_points(group=ENTRY_POINT_GROUP):
-            try:
-                ep.load()
-            except Exception as exc:  # noqa: BLE001 - a broken package is the user's input, said plainly
-                raise PluginError(f"the {ENTRY_POINT_GROUP} entry point {ep.name} = {ep.value} of an installed "
-                                  f"package fails: {_where(exc)}") from None
 
 
 def _import(spec: str) -> str:
@@ -132,16 +107,3 @@ def _import(spec: str) -> str:
     except Exception as exc:  # noqa: BLE001
         raise PluginError(f"plug-in {spec} fails while it is imported: {_where(exc)}") from None
     return spec
-
-
-def _where(exc: BaseException) -> str:
-    """``file:line: Type: message`` of the innermost frame of the user's code (or the syntax error's place)."""
-    if isinstance(exc, SyntaxError) and exc.filename:
-        return f"{exc.filename}:{exc.lineno}:{exc.offset or 0}: SyntaxError: {exc.msg}"
-    frames = traceback.extract_tb(exc.__traceback__)
-    ours = [Path(__file__).resolve().parent, Path(__file__).resolve().parent.parent / "gp"]
-    user = [f for f in frames if "importlib" not in f.filename and not f.filename.startswith("<frozen")
-            and not any(Path(f.filename).resolve().is_relative_to(d) for d in ours)]
-    frame = (user or frames or [None])[-1]
-    place = f"{frame.filename}:{frame.lineno}: " if frame is not None else ""
-    return f"{place}{type(exc).__name__}: {exc}"

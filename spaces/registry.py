@@ -22,6 +22,8 @@ import importlib
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ._plugins import load_entry_points
+
 KINDS = ("slc", "meta-slc", "mlc", "mlc-aa", "meta-mlc")
 TAKES_BASE = {"slc": None, "meta-slc": "slc", "mlc": "slc", "mlc-aa": None, "meta-mlc": "mlc"}
 
@@ -76,8 +78,6 @@ def _origin(build: Callable) -> str:
 def load_all() -> dict[str, AlgorithmSpec]:
     """Import the shipped algorithm modules and the installed packages' plug-ins (entry points; idempotent)
     and return the registry. Plug-ins named by a run are imported by :func:`spaces.plugins.load_plugins`."""
-    from .plugins import load_entry_points
-
     for module in _MODULES:
         importlib.import_module(module)
     load_entry_points()

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from ggp_automl.gp.bnf_parser import parse_grammar
-from tests.conftest import YEAST
+from .conftest import YEAST
 
 
 def test_every_shipped_grammar_parses_without_warnings(grammars):

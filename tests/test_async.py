@@ -7,8 +7,9 @@ import zlib
 import pytest
 
 from ggp_automl.search import RunConfig, resume, start
+from ggp_automl.search.run import search
 from ggp_automl.search.individual import Individual
-from ggp_automl.search.population import SteadyPopulation
+from ggp_automl.search.methods.population import SteadyPopulation
 from ggp_automl.search.rundir import RunDirectory
 from ggp_automl.gp.validity import tree_problems
 
@@ -58,14 +59,14 @@ def test_async_children_are_valid_and_every_worker_stays_busy(small, data, metho
         return handle
 
     engine.submit = spy
-    loop.search()
+    search(loop)
     assert loop.state.generation == 5
     # until the last generation winds down, a finished candidate is replaced at once: 3 in flight
     assert max(submitted) == 3 and submitted.count(3) >= len(submitted) - 6
     bound = small.bind(data.train.meta)
     if method == "ggp":
-        assert len(loop.state.method.steady.members) == 12
-        for ind in loop.state.method.steady.members:
+        assert len(loop.state.method.steady[None].members) == 12
+        for ind in loop.state.method.steady[None].members:
             assert tree_problems(ind.tree, bound, config.max_depth) == []
 
 
@@ -75,10 +76,10 @@ def test_async_ggp_breeds_from_its_population(small, data):  # noqa: F811
                        crossover_rate=1.0, mutation_rate=0.0, resample_every=0)
     engine = FakeEngine(workers=2)
     loop = _loop(config, small, data, engine)
-    loop.search()
+    search(loop)
     first = {p for _, p in engine.calls[:10]}
     later = [p for _, p in engine.calls[10:]]
-    assert later and loop.state.method.convergence.generations >= 5
+    assert later and loop.state.method.convergence[None].generations >= 5
     # every later candidate shares its algorithm skeleton (first token) with an earlier one
     skeletons = {p.split()[0] for p in first}
     assert all(p.split()[0] in skeletons for p in later)

@@ -25,7 +25,7 @@ from ggp_automl.gp.errors import GrammarError
 from ggp_automl.gp.grammar import Alternative, Grammar, Rule
 from ggp_automl.gp.selection import Selection, describe_selection
 from ggp_automl.gp.species import SPECIES
-from tests.conftest import GRAMMARS
+from .conftest import GRAMMARS
 
 #: The hand-counted weights of the rules that now say @auto, as they were written before (git history:
 #: grammars/X.bnf before issue 14). small's <ALGS-SLC> had no weights (one algorithm per family).

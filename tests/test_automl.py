@@ -7,7 +7,7 @@ from sklearn.model_selection import KFold, cross_val_score
 
 from ggp_automl.evaluation.default_data import load_default
 from ggp_automl import GrammarAutoML
-from tests.conftest import GRAMMARS
+from .conftest import GRAMMARS
 
 
 def test_grammar_automl_is_a_well_behaved_estimator(tmp_path, monkeypatch):

@@ -11,11 +11,12 @@ import numpy as np
 import pytest
 
 from ggp_automl.gp.bnf_parser import load_grammar, parse_grammar
+from ggp_automl.search.run import search
 from ggp_automl.gp.flatten import FlatSpace, FlattenError
 from ggp_automl.gp.generate import TreeGenerator
 from ggp_automl.search import RunConfig, resume, start
-from ggp_automl.search.bo import BO
-from ggp_automl.search.method import make_method
+from ggp_automl.search.methods.bo import BO
+from ggp_automl.search.methods import make_method
 from ggp_automl.search.run import load_run_data
 from ggp_automl.search.rundir import RunDirectory
 from ggp_automl.gp.tree import Leaf, Node
@@ -112,11 +113,11 @@ def test_same_seed_same_bo_search(small, data, mode):  # noqa: F811
     runs = []
     for _ in range(2):
         engine = FakeEngine()
-        _loop(_config(mode), small, data, engine).search()
+        search(_loop(_config(mode), small, data, engine))
         runs.append(engine.calls)
     assert runs[0] == runs[1] and len(set(runs[0])) > 15
     engine = FakeEngine()
-    _loop(_config(mode).replace(seed=6), small, data, engine).search()
+    search(_loop(_config(mode).replace(seed=6), small, data, engine))
     assert engine.calls != runs[0]
 
 
@@ -145,7 +146,7 @@ def test_bo_learns_on_a_fitness_it_can_model(small, data, surrogate, grammar):  
     if grammar == "toy":
         small, fitness = parse_grammar("<S> ::= a RANDOM-REAL(0.0, 1.0) | b RANDOM-REAL(0.0, 1.0)\n"), _near
     loop = _loop(config, small, data, FakeEngine(fitness=fitness))
-    loop.search()
+    search(loop)
     told = [1.0 - cost for _, cost, _ in loop.state.method.observations]
     rng = np.random.default_rng(0)
     random = [fitness(TreeGenerator(small.bind(data.train.meta)).grow(rng).phenotype) for _ in range(200)]
@@ -171,17 +172,17 @@ def test_resume_after_a_kill_loses_and_repeats_nothing(small, data, tmp_path, fa
 
 def test_reshuffle_draws_a_new_split_every_generation(small, data):  # noqa: F811
     loop = _loop(_config("generational", reshuffle=True), small, data, FakeEngine())
-    loop.search()
+    search(loop)
     keys = [r["split"] for r in loop.history]
     assert len(keys) == 4 and len(set(keys)) == 4
     loop = _loop(_config("generational"), small, data, FakeEngine())
-    loop.search()
+    search(loop)
     assert len({r["split"] for r in loop.history}) == 1  # BO does not resample by default (the thesis)
 
 
 def test_posterior_mean_selection_orders_the_final_candidates_by_the_surrogate(small, data):  # noqa: F811
     loop = _loop(_config(final_choice="posterior-mean"), small, data, FakeEngine())
-    loop.search()
+    search(loop)
     method = loop.state.method
     means = method.posterior_means()
     archive = method.archive()
@@ -189,7 +190,7 @@ def test_posterior_mean_selection_orders_the_final_candidates_by_the_surrogate(s
     assert [means[i.phenotype] for i in archive] == sorted(means[i.phenotype] for i in archive)
     assert [c.phenotype for c in loop.candidates()] == [i.phenotype for i in archive][: len(loop.candidates())]
     best = _loop(_config(), small, data, FakeEngine())
-    best.search()
+    search(best)
     scores = [i.score for i in best.state.method.archive()]
     assert scores == sorted(scores, reverse=True)  # by default: the observed fitness
 
@@ -198,7 +199,7 @@ def test_bo_runs_on_the_single_label_ensemble_space():
     g = load_grammar(GRAMMARS / "ensembles.bnf")
     run_data = load_run_data(None, task="singlelabel")
     loop = _loop(_config(surrogate="gp").replace(max_generations=3), g, run_data, FakeEngine())
-    loop.search()
+    search(loop)
     assert len(loop.state.method.observations) == 18
 
 
@@ -226,7 +227,7 @@ def test_cli_evolve_bo_end_to_end(tmp_path):
 def test_reshuffle_is_a_parameter_of_the_methods_where_it_makes_sense():
     """GGP and spGGP redraw the split every 5 generations (the thesis), every generation with --reshuffle;
     random and beam search compare nothing across splits and do not declare it."""
-    from ggp_automl.search.method import METHODS, known_methods
+    from ggp_automl.search.methods import METHODS, known_methods
 
     known_methods()
     declared = {name for name, cls in METHODS.items() if any(p.name == "reshuffle" for p in cls.parameters)}
@@ -243,7 +244,7 @@ def test_with_screening_smac_learns_every_screened_candidate_and_the_full_result
     config = _config().replace(screening=True, screening_min_rows=20, resample_every=0)
     engine = FakeEngine(workers=2)
     loop = _loop(config, small, data, engine)
-    loop.search()
+    search(loop)
     method = loop.state.method
     rung0 = {p for k, p in engine.calls if k.endswith("|r0")}
     full = {p for k, p in engine.calls if "|r" not in k}

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from ggp_automl.cli import main
-from tests.conftest import GRAMMARS, MLC_DATA, ROOT, requires_shared
+from .conftest import GRAMMARS, MLC_DATA, ROOT, requires_shared
 
 
 def run(*args: str) -> subprocess.CompletedProcess:

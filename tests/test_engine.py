@@ -17,7 +17,7 @@ from ggp_automl.gp.bnf_parser import load_grammar, parse_grammar
 from ggp_automl.gp.generate import TreeGenerator
 from ggp_automl.gp.phenotype import parse_phenotype
 from ggp_automl.spaces.registry import load_all
-from tests.conftest import GRAMMARS
+from .conftest import GRAMMARS
 
 LIMITS = Limits(timeout=60.0, memory_bytes=1024 * 2**20)
 FAST = "BR NaiveBayes PCut1"

@@ -20,7 +20,7 @@ from ggp_automl.evaluation.predictions import PredictionStore
 from ggp_automl.search.automl import GrammarAutoMLClassifier
 from ggp_automl.spaces.ensemble import EnsembleModel
 from ggp_automl.spaces.model import load_model
-from tests.conftest import ROOT
+from .conftest import ROOT
 
 
 def cli(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:

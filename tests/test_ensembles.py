@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from ggp_automl.evaluation.candidate import Split, evaluate_all
+from ggp_automl.evaluation.candidate import Split
+from ggp_automl.evaluation.engine import evaluate_all
+from ggp_automl.search.run import search
 from ggp_automl.evaluation.default_data import load_default
 from ggp_automl.evaluation.isolation import Limits
 from ggp_automl.evaluation.task import SingleLabel
@@ -98,7 +100,7 @@ def test_every_search_method_searches_the_space(ensembles, method):
             return super()._run(tree, split_key, timeout)
 
     loop = _loop(config, ensembles, data, Recording())
-    loop.search()
+    search(loop)
     assert len(loop.history) == 3 and len(trees) >= 16
     for tree in trees:  # every candidate (species trees included) compiles to a single-label model
         compile_tree(tree, ensembles, task=data.train.task)

@@ -18,7 +18,7 @@ import pytest
 from ggp_automl.evaluation.ensemble_losses import diversity
 from ggp_automl.evaluation.predictions import PredictionStore
 from ggp_automl.search import RunConfig, make_method, resume, start
-from ggp_automl.search.divbo import DivBO
+from ggp_automl.search.methods.divbo import DivBO
 from ggp_automl.search.rundir import RunDirectory
 
 from .conftest import ROOT

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from ggp_automl.cli import main
-from tests.conftest import ROOT, SHARED
+from .conftest import ROOT, SHARED
 
 FLAGS = SHARED / "datasets" / "mlc-folds" / "Flags"
 PNG = b"\x89PNG\r\n\x1a\n"

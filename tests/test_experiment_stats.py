@@ -1,4 +1,4 @@
-"""Tests of evaluation.experiments.stats against Demšar (2006), JMLR 7:1–30, and its edge cases.
+"""Tests of ggp_automl.experiments.stats against Demšar (2006), JMLR 7:1–30, and its edge cases.
 
 The worked example is the paper's: AUC of C4.5, C4.5+m, C4.5+cf and C4.5+m+cf on 14 UCI data
 sets (Table 6, §3.2.2; the first two columns are Table 2, §3.1.3). Expected values are asserted

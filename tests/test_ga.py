@@ -1,4 +1,4 @@
-"""GA-Auto-MLC (gp/search/ga.py): genome decoding, its length, DEAP under the run's Generator, the method."""
+"""GA-Auto-MLC (search/methods/ga.py): genome decoding, its length, DEAP under the run's Generator, the method."""
 from __future__ import annotations
 
 import json
@@ -10,12 +10,13 @@ import numpy as np
 import pytest
 
 from ggp_automl.gp.bnf_parser import load_grammar, parse_grammar
+from ggp_automl.search.run import search
 from ggp_automl.gp.generate import TreeGenerator
 from ggp_automl.gp.grammar import NonTerminal, Sampler
 from ggp_automl.gp.policy import SamplingPolicy
 from ggp_automl.search import RunConfig, make_method, resume, start
-from ggp_automl.search.ga import GA, decisions_needed, decode, encode, genome_length, int_value, make_toolbox
-from ggp_automl.search.ga import python_random_from, real_value
+from ggp_automl.search.methods.ga import GA, decisions_needed, decode, encode, genome_length, int_value, make_toolbox
+from ggp_automl.search.methods.ga import python_random_from, real_value
 from ggp_automl.search.rundir import RunDirectory
 from ggp_automl.gp.validity import tree_problems
 
@@ -135,15 +136,17 @@ def test_the_cli_refuses_a_recursive_grammar_with_exit_1(tmp_path):
 
 # -- DEAP under the run's Generator ------------------------------------------------------------------
 def test_deap_draws_depend_only_on_the_generator_and_leave_random_alone():
+    """The GA's operators take the run's Generator last, as GGP's do; DEAP's are seeded from it."""
     toolbox = make_toolbox(2)
 
     def operate(seed, global_seed):
         random.seed(global_seed)
         before = random.getstate()
         a, b = [0.0] * 8, [1.0] * 8
-        with python_random_from(np.random.default_rng(seed)):
-            toolbox.mate(a, b)
-            toolbox.mutate(a)
+        rng = np.random.default_rng(seed)
+        toolbox.mate(a, b, rng)
+        toolbox.mutate(a, rng)
+        with python_random_from(rng):
             draws = (a, b, random.random())
         assert random.getstate() == before  # nothing else in the process sees a change
         return draws
@@ -160,11 +163,11 @@ def test_the_elite_keeps_its_genome(small, data):  # noqa: F811
     ga = make_method(config, small, data.train.meta)
     rng = np.random.default_rng(0)
     batch = ga.ask(rng)
-    genomes = [list(g) for g in ga.asked]
+    genomes = [list(ga.genome_of[i.phenotype]) for i in batch]
     told = [ind.with_fitness(i / 10) for i, ind in enumerate(batch)]
     ga.tell(told)
     nxt = ga.ask(rng)
-    assert nxt[0].phenotype == batch[-1].phenotype and ga.asked[0] == genomes[-1]
+    assert nxt[0].phenotype == batch[-1].phenotype and ga.genome_of[nxt[0].phenotype] == genomes[-1]
     assert all(not tree_problems(i.tree, ga.variation.bound) for i in nxt)
 
 
@@ -193,11 +196,11 @@ def test_same_seed_same_search(small, data, mode):  # noqa: F811
         engine = FakeEngine()
         random.seed(len(runs))  # the global random state does not matter
         loop = _loop(config, small, data, engine)
-        loop.search()
+        search(loop)
         runs.append(engine.calls)
     assert runs[0] == runs[1] and len(runs[0]) > 40
     engine = FakeEngine()
-    _loop(config.replace(seed=8), small, data, engine).search()
+    search(_loop(config.replace(seed=8), small, data, engine))
     assert engine.calls != runs[0]
     assert isinstance(loop.state.method, GA) and loop.state.method.archive()
 

@@ -14,7 +14,7 @@ from ggp_automl.gp.phenotype import all_parses, parse_phenotype
 from ggp_automl.gp.species import SPECIES, make_species
 from ggp_automl.gp.tree import Leaf, Node
 from ggp_automl.gp.validity import tree_problems
-from tests.conftest import SPACES, TINY, YEAST
+from .conftest import SPACES, TINY, YEAST
 
 
 def _check_many(grammar, meta, n, seed, max_depth=100):
@@ -110,7 +110,7 @@ def test_weights_make_every_algorithm_equally_likely(grammars, space, n_mlc, n_s
 
 def test_uniform_weights_would_fail_the_chi_square():
     """The weight test has teeth: the unweighted Large grammar is far from uniform."""
-    from tests.conftest import GRAMMARS
+    from .conftest import GRAMMARS
 
     text = GRAMMARS.joinpath("large.bnf").read_text()
     import re

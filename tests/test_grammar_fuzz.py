@@ -13,8 +13,8 @@ from ggp_automl.gp.bnf_parser import parse_grammar
 from ggp_automl.gp.errors import GrammarError
 from ggp_automl.gp.generate import TreeGenerator
 from ggp_automl.gp.species import make_species
-from tests.conftest import GRAMMARS
-from tests.test_hostile_grammars import mutate  # one mutation rule for both fuzzers
+from .conftest import GRAMMARS
+from .test_hostile_grammars import mutate  # one mutation rule for both fuzzers
 
 TOY = """\
 <Start> ::= <A> [ <flag> ] ( x | y @ 2 ) <n> <pred>

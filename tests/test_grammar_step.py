@@ -23,7 +23,7 @@ from ggp_automl.gp.policy import ChoiceContext, UniformPolicy, grid_values
 from ggp_automl.gp.species import SPECIES, evolved_kinds, make_species, species_text
 from ggp_automl.gp.tree import Leaf, Node
 from ggp_automl.gp.validity import tree_problems
-from tests.conftest import GRAMMARS
+from .conftest import GRAMMARS
 
 #: The PBIL-Auto-Ens grids: J48 confidence, SMO's RBF gamma, MLP learning rate.
 PAPER = """\

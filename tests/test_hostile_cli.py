@@ -38,7 +38,7 @@ from hypothesis import strategies as st
 
 from ggp_automl import cli
 from ggp_automl.evaluation import default_data
-from tests.conftest import GRAMMARS, ROOT
+from .conftest import GRAMMARS, ROOT
 
 SMALL = str(GRAMMARS / "small.bnf")
 #: every case must end within this (the slowest legitimate ones load the large grammar and
@@ -76,7 +76,7 @@ def assert_clean(code: int, out: str, err: str, seconds: float, codes=(0, 1, 2))
 
 
 def _no_search(config, grammar, data, state, run, observers=(), restored=(), used=None):
-    """The fast path in place of :func:`gp.search.run.run_loop`: a search that evaluated nothing."""
+    """The fast path in place of :func:`ggp_automl.search.run.run_loop`: a search that evaluated nothing."""
     from ggp_automl.search.loop import SearchOutcome
 
     return SearchOutcome(None, {"status": "no candidate evaluated (test fast path)"})

@@ -36,7 +36,7 @@ from ggp_automl.gp.generate import MAX_TREE_NODES, TreeGenerator
 from ggp_automl.search.run import grammar_task
 from ggp_automl.spaces.compiler import algorithm_chain, build_estimator
 from ggp_automl.spaces.registry import load_all
-from tests.conftest import GRAMMARS
+from .conftest import GRAMMARS
 
 BOUND_SECONDS = 5.0
 #: fixed examples, so that CI is reproducible (HOSTILE_RANDOM=1 explores new ones)

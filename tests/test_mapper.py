@@ -7,7 +7,8 @@ import joblib
 import numpy as np
 import pytest
 
-from ggp_automl.evaluation.candidate import Split, evaluate_all
+from ggp_automl.evaluation.candidate import Split
+from ggp_automl.evaluation.engine import evaluate_all
 from ggp_automl.evaluation.isolation import Limits
 from ggp_automl.gp.generate import TreeGenerator
 from ggp_automl.gp.grammar import Terminal
@@ -16,7 +17,7 @@ from ggp_automl.spaces.export import same_estimator, to_python
 from ggp_automl.spaces.model import MultiLabelModel
 from ggp_automl.spaces.registry import load_all
 from ggp_automl.spaces.showcase import minimal_chain
-from tests.conftest import GRAMMARS, MLC_DATA, SPACES
+from .conftest import GRAMMARS, MLC_DATA, SPACES
 
 REGISTRY = load_all()
 

@@ -23,7 +23,7 @@ from ggp_automl.spaces.mlc.trellis import (CDN, CDT, CT, dependency_matrix, gibb
 from ggp_automl.spaces.params import Params
 from ggp_automl.spaces.registry import REGISTRY
 
-from tests.conftest import GRAMMARS
+from .conftest import GRAMMARS
 
 
 @pytest.fixture(autouse=True)

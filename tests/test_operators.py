@@ -13,7 +13,7 @@ from ggp_automl.gp.species import SPECIES, make_species
 from ggp_automl.gp.tree import Leaf, Node
 from ggp_automl.gp.validity import tree_problems, tree_problems_in_any
 from ggp_automl.spaces.compiler import compile_tree
-from tests.conftest import SPACES, TINY, YEAST
+from .conftest import SPACES, TINY, YEAST
 
 N_PAIRS = 200
 N_SPECIES = 40  # species trees per species test (each crossed three times)

@@ -1,4 +1,4 @@
-"""PBIL as a grammar-sampling policy (gp/search/pbil.py) and methods owning their parameters."""
+"""PBIL as a grammar-sampling policy (search/methods/pbil.py) and methods owning their parameters."""
 from __future__ import annotations
 
 import json
@@ -8,12 +8,13 @@ import numpy as np
 import pytest
 
 from ggp_automl.gp.bnf_parser import parse_grammar
+from ggp_automl.search.run import search
 from ggp_automl.gp.generate import TreeGenerator
 from ggp_automl.gp.phenotype import parse_phenotype
 from ggp_automl.search import RunConfig, resume, start
 from ggp_automl.search.config import METHODS as METHOD_NAMES
-from ggp_automl.search.method import METHODS, make_method
-from ggp_automl.search.pbil import PBIL, ProbabilityVectors
+from ggp_automl.search.methods import METHODS, make_method
+from ggp_automl.search.methods.pbil import PBIL, ProbabilityVectors
 from ggp_automl.search.run import load_run_data
 
 from .conftest import GRAMMARS
@@ -137,11 +138,11 @@ def test_same_seed_same_pbil_search(sl_data):
     runs = []
     for _ in range(2):
         engine = FakeEngine()
-        _loop(config, g, sl_data, engine).search()
+        search(_loop(config, g, sl_data, engine))
         runs.append(engine.calls)
     assert runs[0] == runs[1] and len(runs[0]) > 30
     engine = FakeEngine()
-    _loop(config.replace(seed=6), g, sl_data, engine).search()
+    search(_loop(config.replace(seed=6), g, sl_data, engine))
     assert engine.calls != runs[0]
 
 
@@ -226,6 +227,6 @@ def test_pbil_samples_every_grammar_and_species_grammar(grammar):
                        seed=2)
     engine = FakeEngine()
     loop = _loop(config, g, load_run_data(None, task=task), engine)
-    loop.search()
+    search(loop)
     policy = loop.state.method.policy
     assert len(engine.calls) >= 10 and len(policy.entropy_history) == 3 and "<Start>" in policy.vectors

@@ -19,7 +19,7 @@ from ggp_automl.search.plots import convergence_png, read_jsonl, tree_png
 from ggp_automl.results.report import ReportError, summarise
 from ggp_automl.results.render import render_inspect
 
-from tests.conftest import GRAMMARS, YEAST
+from .conftest import GRAMMARS, YEAST
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

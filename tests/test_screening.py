@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from ggp_automl.evaluation.candidate import Split
+from ggp_automl.search.run import search
 from ggp_automl.search import RunConfig
 from ggp_automl.search.individual import Individual
-from ggp_automl.search.method import best_of, tournament
+from ggp_automl.search.methods.base import best_of, tournament
 from ggp_automl.search.screening import Promotions, Screening, subsample, survivors
 
 from .test_search import FakeEngine, _loop, data, fake_fitness, small  # noqa: F401 - fixtures
@@ -79,7 +80,7 @@ def _screening_config(mode: str, **kw) -> RunConfig:
 def test_screening_runs_new_candidates_on_the_small_rung_first(small, data, mode):  # noqa: F811
     engine = FakeEngine(workers=2)
     loop = _loop(_screening_config(mode), small, data, engine)
-    loop.search()
+    search(loop)
     rung0 = [p for k, p in engine.calls if k.endswith("|r0")]
     full = [p for k, p in engine.calls if "|r" not in k]
     assert rung0 and full
@@ -94,7 +95,7 @@ def test_an_async_method_is_told_only_full_fidelity_results(small, data):  # noq
     method = loop.state.method
     original = method.tell_one
     method.tell_one = lambda ind: (told.append(ind), original(ind))
-    loop.search()
+    search(loop)
     full_keys = {k for k, _ in engine.calls if "|r" not in k}
     assert told and all(i.level == 0 for i in told)
     assert all(i.score == fake_fitness(next(iter(full_keys)), i.phenotype) for i in told)
@@ -107,7 +108,7 @@ def test_a_generation_ranks_screened_out_candidates_below_promoted_ones(small, d
     method = loop.state.method
     original = method.tell
     method.tell = lambda batch: (told.extend(batch), original(batch))
-    loop.search()
+    search(loop)
     full = [i for i in told if i.level == 0]
     screened = [i for i in told if i.level < 0]
     assert len(full) == 4 and len(screened) == 8  # ceil(12 / 3) promoted
@@ -125,7 +126,7 @@ def test_screening_composes_with_a_multi_fidelity_schedule(small, data, mode):  
     periods = iter([0.0] * 30 + [700.0] * 10_000)  # the first generations in period 1, the rest in period 2
     loop.now = lambda: next(periods)
     loop.config = loop.config.replace(max_generations=6)
-    loop.search()
+    search(loop)
     views = {k.split("|")[0] for k, _ in engine.calls}
     assert any(":1of5" in v for v in views) and any(":2of5" in v for v in views)
     for k, p in engine.calls:
@@ -138,14 +139,14 @@ def test_the_run_says_whether_screening_ran_on_its_data(small, data):  # noqa: F
     from ggp_automl.results.report import _screening
 
     loop = _loop(_screening_config("async"), small, data, FakeEngine(workers=2))
-    loop.search()
+    search(loop)
     summary = loop.screening_summary()
     assert summary["active"] and summary["fractions"][-1] == 1.0 and len(summary["fractions"]) == 2
     line = _screening([{"phase": "search", "level": -1}, {"phase": "search", "level": 0}], {"screening": summary})
     assert line.startswith("rungs at 33 %, 100 %") and "1 screened fits, 1 at full fidelity" in line
 
     loop = _loop(_screening_config("async").replace(screening_min_rows=10_000), small, data, FakeEngine(workers=2))
-    loop.search()
+    search(loop)
     summary = loop.screening_summary()
     assert summary["active"] is False
     assert _screening([], {"screening": summary}).startswith("off for this data (1/3 of ")

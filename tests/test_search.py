@@ -14,16 +14,17 @@ import numpy as np
 import pytest
 
 from ggp_automl.evaluation.candidate import EvaluationResult
+from ggp_automl.search.run import search
 from ggp_automl.evaluation.engine import EvaluationEngine
 from ggp_automl.evaluation.final import FinalFit
 from ggp_automl.evaluation.isolation import Limits
 from ggp_automl.gp.species import make_species
 from ggp_automl.gp.validity import tree_problems, tree_problems_in_any
 from ggp_automl.search import RunConfig, make_method, resume, start
-from ggp_automl.search.ggp import Convergence
+from ggp_automl.search.methods.evolutionary import Convergence
 from ggp_automl.search.individual import Individual
 from ggp_automl.search.loop import SearchLoop, SearchState
-from ggp_automl.search.method import best_of, elites, tournament
+from ggp_automl.search.methods.base import best_of, elites, tournament
 from ggp_automl.search.run import describe_data, default_dataset
 
 from .conftest import GRAMMARS
@@ -175,10 +176,10 @@ def test_ggp_keeps_its_elite_and_restarts_a_converged_population(small, data):
         return batch
 
     loop.state.method.ask = spy
-    loop.search()
+    search(loop)
     method = loop.state.method
-    assert method.convergence.restarts >= 2
-    assert len(method.restart_archive) == method.convergence.restarts
+    assert method.restarts >= 2
+    assert len(method.restart_archive) == method.restarts
     # elitism: the best of a bred generation's parents is the first of the next batch
     for before, after in zip(batches, batches[1:]):
         if after[0].phenotype != before[0].phenotype and len(set(i.phenotype for i in after)) == 12:
@@ -192,9 +193,9 @@ def test_ggp_children_are_valid_and_bounded(grammars, data):
         config = RunConfig(method="ggp", population=20, max_generations=6, resample_every=2, budget_seconds=3600,
                            mode="generational")
         loop = _loop(config, g, data, FakeEngine())
-        loop.search()
+        search(loop)
         bound = g.bind(data.train.meta)
-        for ind in loop.state.method.population:
+        for ind in loop.state.method.populations[None]:
             assert tree_problems(ind.tree, bound, config.max_depth) == []
 
 
@@ -202,7 +203,7 @@ def test_spggp_species_have_their_own_populations_and_valid_trees(small, data):
     config = RunConfig(method="spggp", species_size=4, max_generations=6, budget_seconds=3600,
                        restart_min_generations=2, restart_patience=2, mode="generational")
     loop = _loop(config, small, data, FakeEngine())
-    loop.search()
+    search(loop)
     method = loop.state.method
     assert sorted(method.populations) == list(range(1, 9))
     bounds = [make_species(small, s).bind(data.train.meta) for s in range(1, 9)]
@@ -218,7 +219,7 @@ def test_spggp_species_1_trees_hold_defaults_until_inter_species_crossover(small
     config = RunConfig(method="spggp", species_size=6, inter_species_rate=0.0, mutation_rate=1.0,
                        max_generations=4, budget_seconds=3600, mode="generational")
     loop = _loop(config, small, data, FakeEngine())
-    loop.search()
+    search(loop)
     species_1 = make_species(small, 1).bind(data.train.meta)
     for ind in loop.state.method.populations[1]:  # no inter-species crossover: species 1 stays species 1
         assert tree_problems(ind.tree, species_1) == []
@@ -228,7 +229,7 @@ def test_random_search_batches_are_distinct_and_the_archive_is_the_best(small, d
     config = RunConfig(method="random", batch_size=15, max_generations=4, budget_seconds=3600)
     engine = FakeEngine()
     loop = _loop(config, small, data, engine)
-    loop.search()
+    search(loop)
     assert len(engine.calls) == len(set(engine.calls))
     archive = loop.state.method.archive()
     assert archive and archive[0].score == max(fake_fitness(k, p) for k, p in engine.calls)
@@ -247,7 +248,7 @@ def test_beam_search_moves_only_to_strictly_better_neighbours(small, data):
         seen.append((before, evaluated, method.incumbent))
 
     method.tell = spy
-    loop.search()
+    search(loop)
     for before, evaluated, after in seen[1:]:
         assert evaluated[0].phenotype == before.phenotype  # the incumbent leads every batch
         neighbours = evaluated[1:]
@@ -268,7 +269,7 @@ def test_cache_hits_cost_nothing_and_are_counted(small, data, mode):
                        mode=mode)
     engine = FakeEngine()
     loop = _loop(config, small, data, engine)
-    loop.search()
+    search(loop)
     assert len(engine.calls) == len(set(engine.calls))  # nothing evaluated twice on one view
     st = loop.state
     assert st.counts["evaluations"] == len(engine.calls)
@@ -281,12 +282,12 @@ def test_the_split_is_redrawn_every_five_generations(small, data, mode):
     config = RunConfig(method="ggp", population=8, max_generations=11, resample_every=5, budget_seconds=3600,
                        mode=mode)
     loop = _loop(config, small, data, FakeEngine())
-    loop.search()
+    search(loop)
     keys = [r["split"] for r in loop.history]
     assert len(set(keys[:5])) == 1 and len(set(keys[5:10])) == 1 and keys[10] != keys[9] != keys[4]
     config = config.replace(method="random")
     loop = _loop(config, small, data, FakeEngine())
-    loop.search()
+    search(loop)
     assert len({r["split"] for r in loop.history}) == 1  # random search never resamples
 
 
@@ -301,11 +302,11 @@ def test_same_seed_same_search(small, data, method, mode):
     runs = []
     for _ in range(2):
         engine = FakeEngine()
-        _loop(config, small, data, engine).search()
+        search(_loop(config, small, data, engine))
         runs.append(engine.calls)
     assert runs[0] == runs[1]
     engine = FakeEngine()
-    _loop(config.replace(seed=8), small, data, engine).search()
+    search(_loop(config.replace(seed=8), small, data, engine))
     assert engine.calls != runs[0]
 
 
@@ -365,7 +366,8 @@ def test_resume_rejects_a_finished_run_and_a_changed_grammar(small, data, tmp_pa
 
 def test_a_registered_method_runs_in_the_same_loop(small, data):
     """The README's seam example: a new method needs ask/tell/archive and nothing else."""
-    from ggp_automl.search.method import SearchMethod, register_method
+    from ggp_automl.search.methods.base import SearchMethod
+    from ggp_automl.search.methods import register_method
 
     class FirstFound(SearchMethod):
         name = "first-found-test"
@@ -384,7 +386,7 @@ def test_a_registered_method_runs_in_the_same_loop(small, data):
     config = RunConfig(method="first-found-test", batch_size=5, max_generations=3, budget_seconds=3600)
     engine = FakeEngine()
     loop = _loop(config, small, data, engine)
-    loop.search()
+    search(loop)
     assert len(engine.calls) == 15 and loop.candidates()[0].score == max(fake_fitness(*c) for c in engine.calls)
 
 
@@ -395,7 +397,7 @@ def test_a_slow_best_candidate_ends_the_search_early(small, data, wall, end):
     config = RunConfig(method="random", batch_size=3, max_generations=1, budget_seconds=100, eval_timeout=60)
     loop = _loop(config, small, data, FakeEngine(wall=wall))
     assert loop.keeper.search_end() == pytest.approx(85.0)
-    loop.search()
+    search(loop)
     assert loop.keeper.search_end() == pytest.approx(end)
 
 
@@ -405,7 +407,7 @@ def test_the_final_stage_re_evaluates_in_order_of_search_fitness(small, data):
     config = RunConfig(method="random", batch_size=20, max_generations=3, budget_seconds=3600, mode="generational")
     engine = FakeEngine()
     loop = _loop(config, small, data, engine)
-    loop.search()
+    search(loop)
     ranked = loop.candidates()
     searched = len(engine.calls)
     pairs = loop.choose()

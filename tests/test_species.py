@@ -8,7 +8,7 @@ from ggp_automl.gp.bnf_parser import load_grammar
 from ggp_automl.gp.generate import TreeGenerator
 from ggp_automl.gp.grammar import Sampler
 from ggp_automl.gp.species import SPECIES, evolved_kinds, make_species, species_path, species_text
-from tests.conftest import GRAMMARS, SPACES, YEAST
+from .conftest import GRAMMARS, SPACES, YEAST
 
 
 @pytest.mark.parametrize("space", SPACES + ("ensembles",))

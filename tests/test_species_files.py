@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from ggp_automl.cli import build_parser, main
+from ggp_automl.search.run import search
 from ggp_automl.search.options import run_config as _run_config, species_list as _species
 from ggp_automl.gp.bnf_parser import load_grammar
 from ggp_automl.gp.phenotype import all_parses
@@ -88,7 +89,7 @@ def test_without_inter_species_crossover_every_tree_stays_in_the_file(large, dat
     config = RunConfig(method="spggp", species=(8, str(TREES)), species_size=4, inter_species_rate=0.0,
                        mutation_rate=0.5, max_generations=5, budget_seconds=3600, mode="generational", seed=4)
     loop = _loop(config, large, data, FakeEngine())
-    loop.search()
+    search(loop)
     method = loop.state.method
     assert method.species == [8, "large-trees"]
     bound = load_grammar(TREES).bind(data.train.meta)
@@ -111,7 +112,7 @@ def test_inter_species_crossover_mixes_the_file_with_the_others(large, data):  #
         return batch
 
     loop.state.method.ask = spy
-    loop.search()
+    search(loop)
     from ggp_automl.search.loop import algorithms
 
     used = {a for i in asked if i.species == "large-trees" for a in algorithms(i.phenotype)}

@@ -1,4 +1,4 @@
-"""ConditionalGP (gp/search/surrogates.py): the conditional kernel, the fit, and SMAC's facade."""
+"""ConditionalGP (search/methods/surrogates.py): the conditional kernel, the fit, and SMAC's facade."""
 from __future__ import annotations
 
 import math
@@ -9,7 +9,7 @@ import pytest
 from ConfigSpace import Categorical, ConfigurationSpace, EqualsCondition, Float, Integer
 from scipy.optimize import approx_fprime
 
-from ggp_automl.search.surrogates import ConditionalGP, _Block, make_gp_facade_model, matern52
+from ggp_automl.search.methods.surrogates import ConditionalGP, _Block, make_gp_facade_model, matern52
 
 
 def small_space(seed: int = 0) -> ConfigurationSpace:

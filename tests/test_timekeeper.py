@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ggp_automl.evaluation.candidate import EvaluationResult
+from ggp_automl.search.run import search
 from ggp_automl.search import timekeeper as tk
 from ggp_automl.search.timekeeper import TimeKeeper
 
@@ -222,7 +223,7 @@ def searched_loop(grammars, budget: float, left: float, **engine):
     method = make_method(config, grammars["small"], train.meta)
     loop = SearchLoop(config=config, grammar=grammars["small"], train=train, engine=fake,
                       state=SearchState.initial(method, config, fake.workers))
-    loop.search()
+    search(loop)
     loop.t0 = time.time() - (budget - left)
     return loop, fake
 

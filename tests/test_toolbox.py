@@ -1,4 +1,4 @@
-"""GGP's and spGGP's operators come from a DEAP toolbox (gp/search/toolbox.py) that a plug-in or a subclass
+"""GGP's and spGGP's operators come from a DEAP toolbox (search/methods/toolbox.py) that a plug-in or a subclass
 re-registers: the README's worked example runs as written and is really called, a seed still gives one run,
 the default toolbox breeds exactly what the code before the toolbox did, and a broken operator is said, not
 a traceback. Runs use the fake engine of test_search (no model is fitted)."""
@@ -15,19 +15,20 @@ import numpy as np
 import pytest
 
 from ggp_automl.gp.bnf_parser import load_grammar
+from ggp_automl.search.run import search
 from ggp_automl.search import RunConfig, resume, start
-from ggp_automl.search.ggp import GGP
+from ggp_automl.search.methods.ggp import GGP
 from ggp_automl.search.individual import Individual
 from ggp_automl.search.loop import algorithms
-from ggp_automl.search.method import make_method
+from ggp_automl.search.methods import make_method
 from ggp_automl.search.rundir import RunDirectory
-from ggp_automl.search.toolbox import CheckedOperator, OperatorError, whigham_mutate
+from ggp_automl.search.methods.toolbox import CheckedOperator, OperatorError, whigham_mutate
 from ggp_automl.spaces.plugins import load_plugins
 
 from .conftest import GRAMMARS, ROOT
 from .test_search import FakeEngine, Killed, _loop, data, fake_world, small  # noqa: F401 - fixtures
 
-README = ROOT / "gp" / "search" / "README.md"
+README = ROOT / "search" / "README.md"
 
 #: GGP and spGGP with the default toolbox, recorded with the code before the toolbox existed (selection,
 #: crossover and mutation called directly): (evaluations, sha256 of the engine's calls [:16], last phenotype)
@@ -93,7 +94,7 @@ def test_the_default_toolbox_breeds_what_the_code_before_it_did(data, case):  # 
     loop = _loop(config, load_grammar(GRAMMARS / f"{space}.bnf"), data, engine)
     assert [type(getattr(loop.state.method.toolbox, name)).__name__ for name in ("select", "mate", "mutate")] \
         == ["partial"] * 3  # the defaults, not wrapped
-    loop.search()
+    search(loop)
     digest = hashlib.sha256(json.dumps(engine.calls).encode()).hexdigest()[:16]
     assert (len(engine.calls), digest, engine.calls[-1][1]) == BEFORE[case]
 
@@ -102,8 +103,8 @@ def test_the_operators_draw_only_from_the_run_generator(small, data):  # noqa: F
     random.seed(1)
     np.random.seed(1)
     before = random.getstate(), np.random.get_state()[1].copy()
-    _loop(_config(mutation_rate=0.5), small, data, FakeEngine()).search()
-    _loop(_config(method="spggp", species_size=2), small, data, FakeEngine()).search()
+    search(_loop(_config(mutation_rate=0.5), small, data, FakeEngine()))
+    search(_loop(_config(method="spggp", species_size=2), small, data, FakeEngine()))
     assert random.getstate() == before[0] and (np.random.get_state()[1] == before[1]).all()
 
 
@@ -114,7 +115,7 @@ def test_the_readme_example_is_registered_and_called(small, data, counted):  # n
     config = _config(plugins=(spec,), crossover_rate=0.0, mutation_rate=1.0)  # every child is a mutant
     loop = _loop(config, small, data, FakeEngine())
     assert isinstance(loop.state.method.toolbox.mutate, CheckedOperator)
-    loop.search()
+    search(loop)
     assert len(calls) >= 3 * 12  # three bred generations of 12 children
     # a point mutation changes values only: every child has its parent's algorithms
     assert all(algorithms(parent) == algorithms(child) for parent, child in calls)
@@ -125,7 +126,7 @@ def test_spggp_takes_the_plugin_operators_too(small, data, counted):  # noqa: F8
     spec, calls = counted
     config = _config(method="spggp", species_size=2, plugins=(spec,), mutation_rate=1.0)
     loop = _loop(config, small, data, FakeEngine())
-    loop.search()
+    search(loop)
     assert calls
     for pool in loop.state.method.populations.values():  # children stay in their species
         assert len({ind.species for ind in pool}) == 1
@@ -137,7 +138,7 @@ def test_one_seed_one_run_with_a_custom_operator(small, data, counted, mode):  #
     runs = []
     for seed in (11, 11, 12):
         engine = FakeEngine()
-        _loop(_config(plugins=(spec,), seed=seed, mode=mode), small, data, engine).search()
+        search(_loop(_config(plugins=(spec,), seed=seed, mode=mode), small, data, engine))
         runs.append(engine.calls)
     assert runs[0] == runs[1] and runs[0] != runs[2]
     assert calls
@@ -201,12 +202,12 @@ def _custom(small, data, register, **changes):  # noqa: F811
 def test_a_subclass_registers_its_own_selection(small, data):  # noqa: F811
     method = _custom(small, data, lambda tb: tb.register("select", _first_of_pool), mutation_rate=0.0)
     rng = np.random.default_rng(0)
-    method.population = [i.with_fitness(0.5) for i in method.ask(rng)]
+    method.populations = {None: [i.with_fitness(0.5) for i in method.ask(rng)]}
     children = method.ask(rng)
     assert len(children) == 12
-    first = method.population[0]  # every parent is the first of the pool, crossed with itself
+    first = method.populations[None][0]  # every parent is the first of the pool, crossed with itself
     assert all(c.phenotype == first.phenotype for c in children)
-    assert len({i.phenotype for i in method.population}) > 1
+    assert len({i.phenotype for i in method.populations[None]}) > 1
 
 
 @pytest.mark.parametrize("register, message", [
@@ -218,7 +219,7 @@ def test_a_subclass_registers_its_own_selection(small, data):  # noqa: F811
 def test_a_broken_operator_is_named_with_its_place(small, data, register, message):  # noqa: F811
     method = _custom(small, data, register, mutation_rate=1.0)
     rng = np.random.default_rng(0)
-    method.population = [i.with_fitness(0.5) for i in method.ask(rng)]
+    method.populations = {None: [i.with_fitness(0.5) for i in method.ask(rng)]}
     with pytest.raises(OperatorError, match=message):
         method.ask(rng)
 
@@ -238,6 +239,6 @@ def test_an_operator_may_return_any_individuals_children_are_fresh_and_in_the_sp
 
     method = _custom(small, data, lambda tb: tb.register("mutate", mutate), mutation_rate=1.0)
     rng = np.random.default_rng(0)
-    method.population = [i.with_fitness(0.5) for i in method.ask(rng)]
+    method.populations = {None: [i.with_fitness(0.5) for i in method.ask(rng)]}
     children = method.ask(rng)[1:]  # after the elite
     assert all(c.species is None and not c.fitness.valid for c in children)

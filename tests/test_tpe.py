@@ -1,4 +1,4 @@
-"""TPE on Optuna, define-by-run over the grammar (gp/search/tpe.py).
+"""TPE on Optuna, define-by-run over the grammar (search/methods/tpe.py).
 
 Every decision of a derivation is one ``suggest_*`` call keyed by its unrolled grammar
 location; trees stay valid on every shipped grammar and on a recursive one; TPE concentrates
@@ -17,14 +17,15 @@ import optuna
 import pytest
 
 from ggp_automl.gp.bnf_parser import load_grammar, parse_grammar
+from ggp_automl.search.run import search
 from ggp_automl.gp.generate import TreeGenerator
 from ggp_automl.gp.grammar import NonTerminal, Sampler
 from ggp_automl.gp.policy import unrolled_key
 from ggp_automl.search import RunConfig, resume, start
-from ggp_automl.search.method import METHODS, make_method
+from ggp_automl.search.methods import METHODS, make_method
 from ggp_automl.search.run import load_run_data
 from ggp_automl.search.rundir import RunDirectory
-from ggp_automl.search.tpe import TPE, TPEPolicy, quiet
+from ggp_automl.search.methods.tpe import TPE, TPEPolicy, quiet
 from ggp_automl.gp.validity import tree_problems
 
 from .conftest import GRAMMARS, ROOT
@@ -163,7 +164,7 @@ def test_after_its_startup_tpe_concentrates_on_what_pays(data, mode):  # noqa: F
         config = RunConfig(method=method, batch_size=10, max_generations=6, budget_seconds=3600, seed=1,
                            mode=mode, method_params=params)
         engine = FakeEngine(fitness=fitness)
-        _loop(config, g, data, engine).search()
+        search(_loop(config, g, data, engine))
         later = [p for _, p in engine.calls[10:]]
         assert len(later) == 50  # continuous numbers: no candidate is a cache hit
         return sum(p.startswith("c") for p in later) / len(later)
@@ -184,11 +185,11 @@ def test_same_seed_same_tpe_search(grammars, data, mode, grammar):  # noqa: F811
     runs = []
     for _ in range(2):
         engine = FakeEngine()
-        _loop(config, g, data, engine).search()
+        search(_loop(config, g, data, engine))
         runs.append(engine.calls)
     assert runs[0] == runs[1] and len(runs[0]) > 20
     engine = FakeEngine()
-    _loop(config.replace(seed=8), g, data, engine).search()
+    search(_loop(config.replace(seed=8), g, data, engine))
     assert engine.calls != runs[0]
 
 

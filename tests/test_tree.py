@@ -72,7 +72,7 @@ def test_real_leaves_round_trip_through_text():
 
 
 def test_generated_tree_exports(grammars):
-    from tests.conftest import YEAST
+    from .conftest import YEAST
 
     tree = TreeGenerator(grammars["large"].bind(YEAST)).grow(np.random.default_rng(0))
     assert tree.to_networkx().number_of_nodes() == tree.size

@@ -1,4 +1,4 @@
-"""README "Extending: four walkthroughs", run as a newcomer would: the files are taken from the README
+"""README "Extending: five walkthroughs", run as a newcomer would: the files are taken from the README
 itself (a block whose first line names the file), so the README cannot drift from what works.
 
 Each search is short and fixed (one worker, a seed, one generation or two) so that it is repeatable;
@@ -19,7 +19,7 @@ from ggp_automl.spaces.registry import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-SECTION = README[README.index("## Extending: four walkthroughs"):README.index("## Python API")]
+SECTION = README[README.index("## Extending: five walkthroughs"):README.index("## Python API")]
 TREES = "<TREES>        ::= <C4.5> | DecisionStump | <RandomForest> | <RandomTree> | <REPTree>"
 
 
@@ -115,3 +115,44 @@ def test_d_swap_the_mutation(tmp_path, capsys, forget_plugins):
     assert default and swapped and default != swapped  # the bred generations differ: the operator was used
     config = json.loads((tmp_path / "swapped" / "config.json").read_text())
     assert config["config"]["plugins"] == [str(module.resolve())]
+
+
+def test_e_a_search_method_from_one_file(tmp_path, capsys, forget_plugins):
+    """The README's method file: usable by --method (with its declared --explore), --resume and the estimator."""
+    from ggp_automl.search.methods import registry
+
+    module = tmp_path / "my_method.py"
+    module.write_text(readme_file("my_method.py"), encoding="utf-8")
+
+    def forget_method():
+        registry._REGISTERED.pop("explore", None)
+        for spec in [s for s in plugins._loaded if s.endswith("my_method.py")]:
+            __import__("sys").modules.pop(plugins._loaded.pop(spec), None)
+
+    assert "--plugin my_method.py --method explore --explore 0.25" in SECTION
+    assert main(["evolve", "--method", "explore", "--budget", "1m"]) == 2  # unknown without the plug-in
+    assert "invalid choice: 'explore'" in capsys.readouterr().err
+    run = tmp_path / "run"
+    common = ["--grammar", "small.bnf", "--plugin", str(module), "--method", "explore", "--explore", "0.25",
+              "--population", "8", "--budget", "1m", "--workers", "1", "--seed", "1", "--quiet"]
+    # a run interrupted after its first generation, then resumed: the plug-in is imported again
+    assert main(["evolve", *common, "--generations", "1", "--out", str(run)]) == 0, capsys.readouterr().err
+    config = json.loads((run / "config.json").read_text())["config"]
+    assert config["method"] == "explore" and config["method_params"] == {"explore": 0.25}
+    assert config["plugins"] == [str(module.resolve())]
+    done = evaluations(run)
+    assert len(done) >= 8 and any(r["status"] == "ok" for r in done if r["phase"] == "search")
+    forget_method()  # as a fresh process would be: only the run knows the plug-in
+    (run / "final.json").unlink()
+    assert main(["evolve", "--resume", str(run), "--workers", "1", "--quiet"]) == 0, capsys.readouterr().err
+    assert "explore" in registry.method_names()
+    # from Python, with the method's parameter
+    from sklearn.datasets import make_multilabel_classification
+
+    from ggp_automl import GrammarAutoML
+
+    forget_method()
+    X, Y = make_multilabel_classification(n_samples=120, n_features=8, n_classes=3, random_state=0)
+    est = GrammarAutoML(grammar="small.bnf", method="explore", plugins=[str(module)], method_params={"explore": 0.5},
+                        time_budget=40, population=6, max_generations=1, n_jobs=1, random_state=0)
+    assert est.fit(X, Y).predict(X).shape == Y.shape

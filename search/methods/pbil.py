@@ -50,10 +50,11 @@ from ggp_automl.gp.grammar import Grammar, Sampler
 from ggp_automl.gp.policy import ChoiceContext, SamplingPolicy
 from ggp_automl.gp.tree import Leaf
 
-from .config import MAX_POPULATION
-from .individual import Individual
-from .method import BatchedMethod, by_rank, register_method
-from .parameters import RESHUFFLE, Parameter
+from ..config import MAX_POPULATION
+from ..individual import Individual
+from .base import BatchedMethod, by_rank
+from .registry import register_method
+from ..parameters import RESHUFFLE, Parameter
 
 #: a numeric location with at most this many values gets one component per value (the paper's
 #: largest grid, SMO's RBF gamma 0.001..1.0, has 1,000)
@@ -302,7 +303,7 @@ class PBIL(BatchedMethod):
         """``pbil-vectors.json`` (every vector) and ``pbil-entropy.png`` (mean entropy per generation)."""
         import json
 
-        from .plots import line_png
+        from ..plots import line_png
 
         (path / "pbil-vectors.json").write_text(json.dumps(
             {"learning_rate": self.policy.learning_rate, "entropy": self.policy.entropy_history,

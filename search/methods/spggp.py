@@ -10,10 +10,10 @@ probability P_c a pair is crossed over, inter-species with probability
 chosen other species and one child of each cross is kept — the only way non-default
 values enter a restricted species), intra-species otherwise. Mutation regrows with
 the individual's own species grammar. Children stay in their parents' species.
-Selection, crossover and mutation are the method's DEAP toolbox's (:mod:`gp.search.toolbox`).
+Selection, crossover and mutation are the method's DEAP toolbox's (:mod:`ggp_automl.search.methods.toolbox`).
 
 Asynchronous (``--mode async``): each species is a steady-state population
-(:mod:`gp.search.population`); free workers are served the species in turn, so every
+(:mod:`ggp_automl.search.methods.population`); free workers are served the species in turn, so every
 species keeps its share of the evaluations, and per-species generations
 (``species_size`` insertions) drive the per-species restarts.
 """
@@ -22,8 +22,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from deap import tools
-
 from ggp_automl.gp.binding import DatasetMeta
 from ggp_automl.gp.bnf_parser import load_grammar
 from ggp_automl.gp.errors import GrammarError
@@ -31,33 +29,32 @@ from ggp_automl.gp.generate import TreeGenerator
 from ggp_automl.gp.grammar import Grammar
 from ggp_automl.gp.species import shown_path, species_file_problems, species_label
 
-from .ggp import Breeder, Convergence, _distinct, next_from
-from .individual import Individual
-from .method import SteadyStateMethod, best_of, register_method
-from .parameters import RESHUFFLE
-from .population import SteadyPopulation
+from ..individual import Individual
+from .base import best_of
+from .evolutionary import EvolutionaryMethod
+from .ggp import Breeder
+from .registry import register_method
 from .toolbox import ToolboxMixin
 
 Label = int | str  # a species: its number 1..8, or a species file's stem
 
 
 @register_method
-class SpeciatedGGP(ToolboxMixin, SteadyStateMethod):
-    name = "spggp"
-    resamples = True
-    parameters = (RESHUFFLE,)
+class SpeciatedGGP(ToolboxMixin, EvolutionaryMethod):
+    """One population per species, bred with the toolbox's operators and inter-species crossover."""
 
-    def __init__(self, config, policy=None):
-        super().__init__(config, policy)
-        self.species: list[Label] = [species_label(s) for s in config.species]
-        self.populations: dict[Label, list[Individual]] = {}
-        self.convergence = {s: Convergence(config.restart_patience, config.restart_min_generations)
-                            for s in self.species}
-        self.restart_archive: list[Individual] = []
-        self.hall = tools.HallOfFame(config.archive_size)
-        self.steady = {s: SteadyPopulation(config.species_size) for s in self.species}
-        self._restart_due = set(self.species)  # the first asynchronous asks start the species
-        self._asks = 0
+    name = "spggp"
+
+    def group_labels(self) -> list[Label]:
+        return [species_label(s) for s in self.config.species]
+
+    @property
+    def species(self) -> list[Label]:
+        return self.groups
+
+    @property
+    def group_size(self) -> int:
+        return self.config.species_size
 
     def attach(self, grammar, meta):
         files = species_grammars(self.config.species, grammar, meta, self.config.max_depth)  # refused first
@@ -66,29 +63,17 @@ class SpeciatedGGP(ToolboxMixin, SteadyStateMethod):
         self.build_toolbox()
         return self
 
-    @property
-    def generation_size(self) -> int:
-        return len(self.species) * self.config.species_size
-
-    def fresh(self, s: Label, rng: np.random.Generator) -> list[Individual]:
-        trees = self.variation.population(self.config.species_size, rng, s, self.config.min_init_depth)
+    def fresh(self, s: Label, rng: np.random.Generator, n: int | None = None) -> list[Individual]:
+        trees = self.variation.population(n or self.group_size, rng, s, self.config.min_init_depth)
         return [Individual(t, s) for t in trees]
 
-    def ask(self, rng):
-        if not self.populations:
-            return [ind for s in self.species for ind in self.fresh(s, rng)]
+    def breed(self, s, pool, pools, rng):
         breeder = Breeder(self)
-        batch: list[Individual] = []
-        for s in self.species:
-            pool = self.populations[s]
-            if self.convergence[s].step():
-                self.restart_archive.append(best_of(pool))
-                batch += self.fresh(s, rng)
-                continue
+        return breeder.breed(pool, self.group_size, rng, species=s, mate_for=self._mate(breeder, s, pool, pools))
 
-            batch += breeder.breed(pool, self.config.species_size, rng, species=s,
-                                   mate_for=self._mate(breeder, s, pool, self.populations))
-        return batch
+    def breed_pair(self, s, pool, pools, rng):
+        breeder = Breeder(self)
+        return breeder.pair(pool, rng, s, self._mate(breeder, s, pool, pools))
 
     def _mate(self, breeder: Breeder, s: Label, pool: list[Individual], pools: dict[Label, list[Individual]]):
         def mate(p1, p2, rng):
@@ -115,54 +100,9 @@ class SpeciatedGGP(ToolboxMixin, SteadyStateMethod):
                 kept.append(Individual(children[int(rng.integers(2))].tree, s))
         return kept[0], kept[1]
 
-    def tell(self, evaluated):
-        self.populations = {s: [] for s in self.species}
-        for ind in evaluated:
-            self.populations[ind.species].append(ind)
-        for s in self.species:
-            self.convergence[s].record(best_of(self.populations[s]).phenotype)
-        self.hall.update(evaluated)
-
-    # -- asynchronous ----------------------------------------------------------------------
-    def ask_one(self, rng):
-        s = self.species[self._asks % len(self.species)]
-        self._asks += 1
-        pop = self.steady[s]
-        if s in self._restart_due:
-            if pop.members:
-                self.restart_archive.append(pop.best())
-            self._restart_due.discard(s)
-            pop.restart(self.fresh(s, rng))
-        pools = {o: p.selection_pool() for o, p in self.steady.items()}
-        breeder = Breeder(self)
-        return next_from(pop, lambda pool: breeder.pair(pool, rng, s, self._mate(breeder, s, pool, pools)),
-                         lambda: Individual(self.variation.population(1, rng, s, self.config.min_init_depth)[0], s))
-
-    def tell_one(self, evaluated):
-        self.hall.update([evaluated])
-        s = evaluated.species
-        if s in self.steady and self.steady[s].insert(evaluated):
-            self.convergence[s].record(self.steady[s].best().phenotype)
-            if self.convergence[s].step():
-                self._restart_due.add(s)
-
-    def new_view(self):
-        for pop in self.steady.values():
-            pop.new_view(self.config.elitism)
-
-    # -- both -----------------------------------------------------------------------------------
-    def _current(self) -> dict[Label, list[Individual]]:
-        if self.populations:
-            return self.populations
-        return {s: p.members for s, p in self.steady.items()}
-
-    def archive(self):
-        finals = [best_of(p) for p in self._current().values() if p]
-        return _distinct(self.restart_archive + finals + list(self.hall))
-
     def stats(self):
         species = {}
-        current = self._current()
+        current = self.current()
         for s in self.species:
             pool = current.get(s, [])
             scores = [i.score for i in pool]
@@ -172,7 +112,7 @@ class SpeciatedGGP(ToolboxMixin, SteadyStateMethod):
                 "best_phenotype": best_of(pool).phenotype if pool else "",
                 "restarts": self.convergence[s].restarts,
             }
-        return {"restarts": sum(c.restarts for c in self.convergence.values()), "species": species}
+        return {"restarts": self.restarts, "species": species}
 
 
 # -- species files ------------------------------------------------------------------------------------------

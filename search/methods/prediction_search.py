@@ -5,7 +5,7 @@ Why not SMAC's facade, as ``--method bo`` uses: ensemble optimisation relabels e
 every iteration (the loss of the current ensemble with it added; 001 Algorithm 4.1) and DivBO ranks
 candidates by expected improvement *and* predicted diversity (002 Eq. 5); SMAC's run history holds
 one fixed cost per configuration and its selector returns one configuration. So these methods use
-SMAC's parts directly — the random forest or the conditional-kernel GP of :mod:`gp.search.surrogates`,
+SMAC's parts directly — the random forest or the conditional-kernel GP of :mod:`ggp_automl.search.methods.surrogates`,
 EI, the local search of the acquisition — on the same flat space (:mod:`gp.flatten`) and decode every
 configuration into a derivation tree like BO does.
 
@@ -27,11 +27,11 @@ from ggp_automl.evaluation.task import task_of
 from ggp_automl.gp.flatten import take_pending
 
 from .flat_method import FlatSpaceMethod
-from .individual import Individual
-from .method import by_rank
-from .parameters import Parameter
+from ..individual import Individual
+from .base import by_rank
+from ..parameters import Parameter
 
-#: the acquisition's local search (as BO's: gp.search.bo)
+#: the acquisition's local search (as BO's: ggp_automl.search.methods.bo)
 LOCAL_SEARCHES, LOCAL_SEARCH_STEPS, LOCAL_SEARCH_PLATEAU = 5, 10, 2
 
 SURROGATE = Parameter("surrogate", str, "rf", "the surrogate model: rf (SMAC's random forest) or gp (Gaussian process "

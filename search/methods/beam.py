@@ -9,8 +9,9 @@ comparison stays fair.
 """
 from __future__ import annotations
 
-from .individual import Individual
-from .method import SearchMethod, best_of, register_method
+from ..individual import Individual
+from .base import SearchMethod, best_of
+from .registry import register_method
 
 
 @register_method

@@ -21,15 +21,15 @@ a one-gene redraw (:func:`redraw_one_gene`: one-point mutation, which DEAP lacks
 selection of size 2 (``selTournament``; the §5.3.1.2 text says roulette, §6.1.2 and the authors'
 code a tournament). As in GGP, a pair of parents is crossed with P_c (0.8) and both children are
 mutated with P_m (0.2, one draw); elitism 1, population 80, the split redrawn every 5 generations,
-restarts when the best is unchanged for 5 generations after 20 (:class:`~gp.search.ggp.Convergence`).
-DEAP's operators draw from Python's global ``random``; the project's rule is one numpy Generator
-per run, so every breeding step runs inside :func:`python_random_from`, which seeds ``random`` with
-a number drawn from the run's Generator and restores the previous global state afterwards: the
-search depends on its Generator only, and nothing else in the process sees a change.
+restarts when the best is unchanged for 5 generations after 20 (:class:`~ggp_automl.search.methods.ggp.Convergence`).
+The operators follow GGP's convention (the run's Generator is their last argument, :func:`make_toolbox`);
+DEAP's draw from Python's global ``random``, so each is seeded from the run's Generator right before it
+draws and the previous global state is put back afterwards (:func:`seeded`): the search depends on its
+Generator only, and nothing else in the process sees a change. The population life cycle — elitism,
+restarts, the archive, resampling, the steady-state mode — is GGP's (:mod:`.evolutionary`).
 
-**Modes.** Generational (the thesis's): the genomes are a list beside the population. Asynchronous
-(steady state, :mod:`gp.search.population`, as GGP): the loop tells back copies of the individuals,
-so genomes are found by phenotype; one the method no longer holds (a candidate of a resumed run's
+**Modes.** Generational (the thesis's) and asynchronous (steady state, as GGP): the loop tells back
+copies of the individuals, so genomes are found by phenotype; one the method no longer holds (a candidate of a resumed run's
 log) is re-encoded from its tree (:func:`encode`, the middle of each decision's interval).
 """
 from __future__ import annotations
@@ -48,12 +48,11 @@ from ggp_automl.gp.grammar import Grammar, NonTerminal, Sampler
 from ggp_automl.gp.policy import SamplingPolicy
 from ggp_automl.gp.tree import Node
 
-from .config import MAX_WORKERS
-from .ggp import Convergence, _distinct, next_from
-from .individual import Individual
-from .method import SteadyStateMethod, best_of, register_method
-from .parameters import RESHUFFLE
-from .population import SteadyPopulation
+from ..config import MAX_WORKERS
+from ..errors import RunError  # the CLI reports it as an input error (exit 1)
+from ..individual import Individual
+from .evolutionary import EvolutionaryMethod, breed_with_elites
+from .registry import register_method
 
 #: uniform crossover: the probability that a gene comes from the other parent
 MASK_PROBABILITY = 0.5
@@ -216,6 +215,18 @@ def python_random_from(rng: np.random.Generator):
         random.setstate(saved)
 
 
+def seeded(operator):
+    """A DEAP operator in the project's convention: the run's Generator is its last argument, and Python's
+    ``random`` is seeded from it right before the operator draws (and restored afterwards)."""
+    def call(*args, **kwargs):
+        *args, rng = args
+        with python_random_from(rng):
+            return operator(*args, **kwargs)
+    call.__name__ = call.__qualname__ = getattr(operator, "__name__", "operator")
+    call.__wrapped__ = operator
+    return call
+
+
 def redraw_one_gene(genome: list[float]) -> tuple[list[float]]:
     """One-point mutation: one gene, chosen uniformly, redrawn uniformly in [0, 1) (DEAP's convention)."""
     genome[random.randrange(len(genome))] = random.random()
@@ -223,10 +234,12 @@ def redraw_one_gene(genome: list[float]) -> tuple[list[float]]:
 
 
 def make_toolbox(tournament_size: int) -> base.Toolbox:
+    """The GA's operators, called as GGP's are — ``select(pool, k, rng)``, ``mate(g1, g2, rng)``,
+    ``mutate(g, rng)`` — on genomes (lists of genes); DEAP's own, seeded from ``rng`` (:func:`seeded`)."""
     toolbox = base.Toolbox()
-    toolbox.register("mate", tools.cxUniform, indpb=MASK_PROBABILITY)
-    toolbox.register("mutate", redraw_one_gene)
-    toolbox.register("select", tools.selTournament, tournsize=tournament_size)
+    toolbox.register("mate", seeded(tools.cxUniform), indpb=MASK_PROBABILITY)
+    toolbox.register("mutate", seeded(redraw_one_gene))
+    toolbox.register("select", seeded(tools.selTournament), tournsize=tournament_size)
     return toolbox
 
 
@@ -241,26 +254,16 @@ class _Member:
 
 # -- the method -------------------------------------------------------------------------------------
 @register_method
-class GA(SteadyStateMethod):
+class GA(EvolutionaryMethod):
     """GA-Auto-MLC over any non-recursive grammar (see the module docstring)."""
 
     name = "ga"
-    resamples = True
-    parameters = (RESHUFFLE,)
 
     def __init__(self, config, policy=None):
         super().__init__(config, policy)
         self.length = 0
-        self.population: list[Individual] = []  # generational: the told population ...
-        self.genomes: list[list[float]] = []    # ... and its genomes, aligned
-        self.asked: list[list[float]] = []      # the genomes of the batch in evaluation
-        self.steady = SteadyPopulation(config.population)
-        self.genome_of: dict[str, list[float]] = {}  # asynchronous: genomes by phenotype, newest last
-        self.convergence = Convergence(config.restart_patience, config.restart_min_generations)
-        self.restart_archive: list[Individual] = []
-        self.hall = tools.HallOfFame(config.archive_size)
+        self.genome_of: dict[str, list[float]] = {}  # genomes by phenotype, newest last
         self.decisions: dict[int, int] = {}  # genes used by a derivation -> how many derivations
-        self._restart_due = True
         self.toolbox = None
 
     def attach(self, grammar, meta):
@@ -268,8 +271,6 @@ class GA(SteadyStateMethod):
         try:
             self.length = genome_length(grammar)
         except ValueError as exc:
-            from .run import RunError  # the CLI reports it as an input error (exit 1)
-
             raise RunError(str(exc)) from None
         self.toolbox = make_toolbox(self.config.tournament_size)
         return self
@@ -290,108 +291,70 @@ class GA(SteadyStateMethod):
         genome = self.genome_of.get(ind.phenotype)
         return list(genome) if genome is not None else encode(ind.tree, self.variation.bound, self.length)
 
-    def fresh(self, rng: np.random.Generator, n: int | None = None) -> list[tuple[Individual, list[float]]]:
+    def fresh(self, group, rng, n=None):
         """``n`` (default: the population) random genomes, distinct phenotypes while ``UNIQUE_TRIES`` allow."""
         out, seen = [], set()
-        for _ in range(n or self.config.population):
+        for _ in range(n or self.group_size):
             for _ in range(UNIQUE_TRIES):
-                genome = [float(x) for x in rng.random(self.length)]
-                ind = self._individual(genome)
+                ind = self._individual([float(x) for x in rng.random(self.length)])
                 if ind.phenotype not in seen:
                     break
             seen.add(ind.phenotype)
-            out.append((ind, genome))
+            out.append(ind)
         return out
 
-    def _pair(self, pool: list[_Member]) -> tuple[list[float], list[float]]:
-        """Two children's genomes; call inside :func:`python_random_from`."""
+    def _pair(self, members: list[_Member], rng) -> tuple[Individual, Individual]:
+        """Two children: two selected parents' genomes, crossed with P_c, both mutated with P_m."""
         tb, cfg = self.toolbox, self.config
-        p1, p2 = tb.select(pool, 2)
+        p1, p2 = tb.select(members, 2, rng)
         c1, c2 = list(p1.genome), list(p2.genome)
-        if random.random() < cfg.crossover_rate:
-            tb.mate(c1, c2)
-        if random.random() < cfg.mutation_rate:
-            tb.mutate(c1)
-            tb.mutate(c2)
-        return c1, c2
+        if rng.random() < cfg.crossover_rate:
+            c1, c2 = tb.mate(c1, c2, rng)
+        if rng.random() < cfg.mutation_rate:
+            (c1,), (c2,) = tb.mutate(c1, rng), tb.mutate(c2, rng)
+        return self._individual(c1), self._individual(c2)
 
-    # -- generational ------------------------------------------------------------------------------
-    def ask(self, rng):
-        if not self.population:
-            batch = self.fresh(rng)
-        elif self.convergence.step():
-            self.restart_archive.append(best_of(self.population))
-            batch = self.fresh(rng)
-        else:
-            batch = self._breed(rng)
-        self.asked = [g for _, g in batch]
-        return [ind for ind, _ in batch]
+    def _members(self, pool: list[Individual]) -> list[_Member]:
+        return [_Member(i.fitness, self._genome(i)) for i in pool]
 
-    def _breed(self, rng) -> list[tuple[Individual, list[float]]]:
-        pop, n = self.population, self.config.population
-        order = sorted(range(len(pop)), key=lambda i: pop[i].rank, reverse=True)  # stable: ties keep order
-        new = [(pop[i].fresh(), self.genomes[i]) for i in order[:min(self.config.elitism, n)]]
-        pool = [_Member(ind.fitness, g) for ind, g in zip(pop, self.genomes)]
-        with python_random_from(rng):
-            while len(new) < n:
-                for genome in self._pair(pool)[:n - len(new)]:
-                    new.append((self._individual(genome), genome))
-        return new
+    def breed(self, group, pool, pools, rng):
+        members = self._members(pool)
+        return breed_with_elites(pool, self.group_size, self.config.elitism, lambda: self._pair(members, rng))
 
+    def breed_pair(self, group, pool, pools, rng):
+        return self._pair(self._members(pool), rng)
+
+    # -- told individuals ---------------------------------------------------------------------------
     def tell(self, evaluated):
-        same = len(self.asked) == len(evaluated)
-        self.genomes = self.asked if same else [self._genome(i) for i in evaluated]
-        self.population, self.asked = list(evaluated), []
-        self.genome_of = {}  # the generational mode keeps its genomes in the list
-        self.convergence.record(best_of(self.population).phenotype)
-        self.hall.update(self.population)
-
-    # -- asynchronous ------------------------------------------------------------------------------
-    def ask_one(self, rng):
-        pop = self.steady
-        if self._restart_due:
-            if pop.members:
-                self.restart_archive.append(pop.best())
-            self._restart_due = False
-            pop.restart([ind for ind, _ in self.fresh(rng)])
-
-        def breed_pair(pool):
-            members = [_Member(i.fitness, self._genome(i)) for i in pool]
-            with python_random_from(rng):
-                c1, c2 = self._pair(members)
-            return self._individual(c1), self._individual(c2)
-
-        return next_from(pop, breed_pair, lambda: self.fresh(rng, 1)[0][0])
+        self._remember(evaluated)
+        super().tell(evaluated)
+        self._forget()
 
     def tell_one(self, evaluated):
-        self.hall.update([evaluated])
-        if evaluated.phenotype not in self.genome_of:
-            self.genome_of[evaluated.phenotype] = self._genome(evaluated)
-        if self.steady.insert(evaluated):
-            self.convergence.record(self.steady.best().phenotype)
-            self._restart_due = self.convergence.step()
-            self._forget()
+        self._remember([evaluated])
+        super().tell_one(evaluated)
+        self._forget()
+
+    def _remember(self, evaluated: list[Individual]) -> None:
+        """A told individual the method no longer holds a genome of (a resumed run's log): re-encoded."""
+        for ind in evaluated:
+            if ind.phenotype not in self.genome_of:
+                self.genome_of[ind.phenotype] = self._genome(ind)
 
     def _forget(self) -> None:
-        """Keep the genomes of the population, its parents and queue, and of the latest candidates (those
-        in flight among them); an older one that is told after all is re-encoded from its tree."""
-        pop = self.steady
-        keep = {i.phenotype for i in pop.members + (pop.parents or []) + pop.queue}
-        recent = set(list(self.genome_of)[-(2 * self.config.population + MAX_WORKERS):])
+        """Keep the genomes of the populations, their parents and queues, and of the latest candidates
+        (those in flight among them); an older one that is told after all is re-encoded from its tree."""
+        keep = {i.phenotype for pool in self.populations.values() for i in pool}
+        for pop in self.steady.values():
+            keep |= {i.phenotype for i in pop.members + (pop.parents or []) + pop.queue}
+        recent = set(list(self.genome_of)[-(2 * self.group_size + MAX_WORKERS):])
         self.genome_of = {p: g for p, g in self.genome_of.items() if p in keep or p in recent}
 
-    def new_view(self):
-        self.steady.new_view(self.config.elitism)
-
-    # -- both --------------------------------------------------------------------------------------
-    def archive(self):
-        current = self.population or self.steady.members
-        return _distinct(self.restart_archive + ([best_of(current)] if current else []) + list(self.hall))
-
+    # -- what it says -------------------------------------------------------------------------------
     def stats(self):
         n = sum(self.decisions.values())
         mean = sum(k * v for k, v in self.decisions.items()) / n if n else 0.0
-        return {"restarts": self.convergence.restarts, "species": None,
+        return {"restarts": self.restarts, "species": None,
                 "method": {"genome_length": self.length, "mean_genes_used": round(mean, 2)}}
 
     def report(self) -> dict:

@@ -25,7 +25,7 @@ with a small weight that grows over the run:
 Candidates are ``challengers`` random configurations plus SMAC's local search from the best
 (002 uses 4,950 + 50; the default 1,000 keeps an ask below an evaluation's time). The run ends with
 ensemble selection, as DivBO does: its model is the Caruana ensemble of the re-evaluated pool
-(``--ensemble caruana`` unless another size is given; :mod:`gp.search.ensemble`).
+(``--ensemble caruana`` unless another size is given; :mod:`ggp_automl.search.ensemble`).
 """
 from __future__ import annotations
 
@@ -38,8 +38,8 @@ from ggp_automl.evaluation.ensemble_losses import diversity
 from ggp_automl.evaluation.selection import caruana
 
 from .bo import FAILED_COST
-from .method import register_method
-from .parameters import Parameter
+from .registry import register_method
+from ..parameters import Parameter
 from .prediction_search import CHALLENGERS, POPULATION, SURROGATE, PredictionSearch
 
 
@@ -75,9 +75,9 @@ class DivBO(PredictionSearch):
 
     def temporary_pool(self, pool: list[str]) -> list[str]:
         """The distinct members of Caruana's ensemble selection over the evaluated pool — its best
-        :data:`~gp.search.ensemble.POOL` by validation fitness, as the post-hoc selection sees (the cost of
+        :data:`~ggp_automl.search.ensemble.POOL` by validation fitness, as the post-hoc selection sees (the cost of
         a greedy step grows with the pool; members far below the best are not picked)."""
-        from .ensemble import POOL
+        from ..ensemble_spec import POOL
 
         best = sorted(pool, key=lambda ph: -self.fitness_of(ph))[:POOL]
         selection = caruana([self.scores(ph) for ph in best], self.objective(), self.params["ensemble_size"])

@@ -1,16 +1,16 @@
 """The one seam between the search loop and a search method: ask / tell.
 
-The loop (:mod:`gp.search.loop`) is the same for every method. It asks the method
+The loop (:mod:`ggp_automl.search.loop`) is the same for every method. It asks the method
 for a batch of individuals, evaluates them (cache, workers, limits, deadline — none
 of which a method sees), tells the method their fitness, logs, checkpoints, and at
 the end re-evaluates the method's :meth:`~SearchMethod.archive` on a fresh split.
 Methods differ only in how they propose candidates:
 
 * GGP and speciated GGP breed the told population with tournament selection and
-  Whigham crossover and mutation (:mod:`gp.search.ggp`, :mod:`gp.search.spggp`), taken
-  from a DEAP toolbox a user may re-register (:mod:`gp.search.toolbox`);
-* random search samples fresh derivations (:mod:`gp.search.sampling`);
-* beam search mutates the incumbent (:mod:`gp.search.beam`).
+  Whigham crossover and mutation (:mod:`ggp_automl.search.methods.ggp`, :mod:`ggp_automl.search.methods.spggp`), taken
+  from a DEAP toolbox a user may re-register (:mod:`ggp_automl.search.methods.toolbox`);
+* random search samples fresh derivations (:mod:`ggp_automl.search.methods.sampling`);
+* beam search mutates the incumbent (:mod:`ggp_automl.search.methods.beam`).
 
 Every new tree comes from a :class:`~gp.generate.TreeGenerator` driven by the
 method's :class:`~gp.policy.SamplingPolicy`. A *learning* policy — PBIL's
@@ -33,18 +33,10 @@ from ggp_automl.gp.binding import DatasetMeta
 from ggp_automl.gp.grammar import Grammar
 from ggp_automl.gp.policy import SamplingPolicy, UniformPolicy
 
-from .config import RunConfig
-from .individual import Individual
-from .parameters import Parameter, resolve_params
-from .variation import Variation
-
-METHODS: dict[str, type["SearchMethod"]] = {}
-
-
-def register_method(cls: type["SearchMethod"]) -> type["SearchMethod"]:
-    METHODS[cls.name] = cls
-    return cls
-
+from ..config import RunConfig
+from ..individual import Individual
+from ..parameters import Parameter, resolve_params
+from ..variation import Variation
 
 class SearchMethod(ABC):
     #: the --method name
@@ -52,7 +44,7 @@ class SearchMethod(ABC):
     #: whether the loop redraws the learning/validation split every ``config.resample_every``
     #: generations for this method (the thesis resamples for GGP and spGGP only)
     resamples: ClassVar[bool] = False
-    #: the method's own parameters (gp.search.parameters): CLI options, config.json, the Python API
+    #: the method's own parameters (ggp_automl.search.parameters): CLI options, config.json, the Python API
     parameters: ClassVar[tuple[Parameter, ...]] = ()
     #: the ``--ensemble`` a run of the method makes unless told otherwise (DivBO ends with selection)
     default_ensemble: ClassVar[str | None] = None
@@ -71,7 +63,7 @@ class SearchMethod(ABC):
 
         The thesis's methods that resample (GGP, spGGP, GA) redraw every
         ``config.resample_every`` generations; a method that declares the ``reshuffle``
-        parameter (:data:`gp.search.parameters.RESHUFFLE`) redraws for every generation
+        parameter (:data:`ggp_automl.search.parameters.RESHUFFLE`) redraws for every generation
         (batch of evaluations) when it is on: the BO thesis's remedy (001 §3.1)."""
         if self.params.get("reshuffle"):
             return 1
@@ -219,32 +211,13 @@ class BatchedMethod(SteadyStateMethod):
             self.current = []
 
 
-def supports_async(method: str) -> bool:
-    known_methods()
-    return bool(getattr(METHODS.get(method), "asynchronous", False))
-
-
-def known_methods() -> tuple[str, ...]:
-    """The built-in methods and every method registered since."""
-    from . import beam, bo, divbo, eo, ga, ggp, pbil, sampling, spggp, tpe  # noqa: F401 - register the built-in methods
-
-    return tuple(METHODS)
-
-
-def make_method(config: RunConfig, grammar: Grammar, meta: DatasetMeta,
-                policy: SamplingPolicy | None = None) -> SearchMethod:
-    if config.method not in known_methods():
-        raise ValueError(f"unknown method {config.method!r}; known: {', '.join(sorted(METHODS))}")
-    return METHODS[config.method](config, policy).attach(grammar, meta)
-
-
 def tournament(pool: list[Individual], size: int, rng: np.random.Generator) -> Individual:
     """Tournament selection: ``size`` draws with replacement, the fittest wins (ties: first drawn).
 
     Written here rather than taken from ``deap.tools.selTournament`` because DEAP's
     selectors draw from Python's global ``random`` module, and a run must depend on
     its one explicit numpy Generator only. GGP and spGGP call it through their toolbox
-    (:func:`gp.search.toolbox.tournament_select`)."""
+    (:func:`ggp_automl.search.methods.toolbox.tournament_select`)."""
     picks = rng.integers(0, len(pool), size=size)
     best = pool[int(picks[0])]
     for i in picks[1:]:

@@ -55,10 +55,11 @@ import numpy as np
 from ggp_automl.gp.binding import real_grid
 from ggp_automl.gp.policy import ChoiceContext, SamplingPolicy, UniformPolicy
 
-from .config import MAX_POPULATION
-from .individual import Individual
-from .method import SteadyStateMethod, by_rank, register_method
-from .parameters import RESHUFFLE, Parameter
+from ..config import MAX_POPULATION
+from ..individual import Individual
+from .base import SteadyStateMethod, by_rank
+from .registry import register_method
+from ..parameters import RESHUFFLE, Parameter
 
 #: a name, so that the study (and every checkpoint) is the same from run to run
 STUDY_NAME = "ggp-automl-tpe"

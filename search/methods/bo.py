@@ -18,7 +18,7 @@ keeps editing one ``.bnf`` file.
   **Interleaving:** every ``random_every``-th configuration is random (SMAC's ``ModulusRandomDesign``;
   the thesis: every second).
 * **Surrogates** (``--surrogate``): ``rf``, SMAC's random forest (the thesis), or ``gp``, the BO
-  thesis's Gaussian process with the conditional kernel (:mod:`gp.search.surrogates`, 001 Eq. 5.9).
+  thesis's Gaussian process with the conditional kernel (:mod:`ggp_automl.search.methods.surrogates`, 001 Eq. 5.9).
   **What the surrogate sees** is capped (``surrogate_cap``): past the cap, the best half and the
   most recent half of the observations, so the cost of an ask stays below an evaluation's
   (measured in ``benchmarks/bench_surrogate.py``).
@@ -46,9 +46,10 @@ import numpy as np
 from ggp_automl.gp.flatten import take_pending
 
 from .flat_method import FlatSpaceMethod
-from .individual import Individual
-from .method import by_rank, register_method
-from .parameters import RESHUFFLE, Parameter
+from ..individual import Individual
+from .base import by_rank
+from .registry import register_method
+from ..parameters import RESHUFFLE, Parameter
 
 #: the thesis's failed-candidate fitness: cost 1
 FAILED_COST = 1.0

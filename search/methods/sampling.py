@@ -11,8 +11,9 @@ time, and a batch is told (policy update, batch best) once all its members are b
 """
 from __future__ import annotations
 
-from .individual import Individual
-from .method import BatchedMethod, best_of, by_rank, register_method
+from ..individual import Individual
+from .base import BatchedMethod, best_of, by_rank
+from .registry import register_method
 
 
 @register_method

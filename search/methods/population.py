@@ -5,7 +5,7 @@ slowest candidate. In the asynchronous mode (GAMA's asynchronous EA is the model
 that frees up at once gets a new offspring bred from the population as it is now, and each
 evaluated offspring is inserted as soon as it comes back, the worst member leaving when the
 population is over its size. Elitism is implicit (the best never leaves), and tournament
-selection, Whigham crossover and mutation are the generational ones (:mod:`gp.search.ggp`).
+selection, Whigham crossover and mutation are the generational ones (:mod:`ggp_automl.search.methods.ggp`).
 
 Counting: a *generation* is ``size`` insertions, so restarts ("best unchanged for 5
 generations after 20") and the loop's resampling every 5 generations keep their meaning.
@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .individual import Individual
-from .method import best_of, by_rank
+from ..individual import Individual
+from .base import best_of, by_rank
 
 
 @dataclass

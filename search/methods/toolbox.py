@@ -1,7 +1,7 @@
 """GGP's and spGGP's operators in a DEAP toolbox, so that a user swaps them the DEAP way.
 
 Why: a GP researcher tries a selection, crossover or mutation of their own by registering it in a
-``deap.base.Toolbox``. GGP and spGGP (:mod:`gp.search.ggp`, :mod:`gp.search.spggp`) select and vary
+``deap.base.Toolbox``. GGP and spGGP (:mod:`ggp_automl.search.methods.ggp`, :mod:`ggp_automl.search.methods.spggp`) select and vary
 only through their ``method.toolbox``, whose three operators are called positionally:
 
 * ``toolbox.select(pool, k, rng)`` → a list of ``k`` individuals of ``pool`` (default
@@ -39,12 +39,12 @@ from deap import base
 
 from ggp_automl.spaces.plugins import PluginError
 
-from .individual import Individual
-from .method import tournament
+from ..individual import Individual
+from .base import tournament
 
 if TYPE_CHECKING:
-    from .method import SearchMethod
-    from .variation import Variation
+    from .base import SearchMethod
+    from ..variation import Variation
 
 #: what a plug-in module defines to register operators
 HOOK = "configure_toolbox"
@@ -60,7 +60,7 @@ class OperatorError(PluginError):
 
 def tournament_select(pool: list[Individual], k: int, rng: np.random.Generator,
                       tournsize: int = 2) -> list[Individual]:
-    """``k`` tournaments of ``tournsize`` draws with replacement (:func:`gp.search.method.tournament`)."""
+    """``k`` tournaments of ``tournsize`` draws with replacement (:func:`ggp_automl.search.methods.base.tournament`)."""
     return [tournament(pool, tournsize, rng) for _ in range(k)]
 
 
@@ -98,7 +98,7 @@ def build_toolbox(method: "SearchMethod") -> base.Toolbox:
         operator = getattr(toolbox, name, None)
         if not callable(operator):
             raise OperatorError(f"the toolbox has no {name} operator after the plug-ins' {HOOK}: register one "
-                                f"(toolbox.register({name!r}, …)); signatures in gp/search/toolbox.py")
+                                f"(toolbox.register({name!r}, …)); signatures in search/methods/toolbox.py")
         if not (isinstance(operator, functools.partial) and operator.func is DEFAULTS[name]):
             setattr(toolbox, name, CheckedOperator(name, operator))
     return toolbox
@@ -164,7 +164,7 @@ class CheckedOperator:
             raise OperatorError(f"the {self.name} operator {self.label} fails: {_where(exc)}") from None
         problem = _result_problem(self.name, out, args)
         if problem:
-            raise OperatorError(f"the {self.name} operator {self.label} {problem} (signatures: gp/search/toolbox.py)")
+            raise OperatorError(f"the {self.name} operator {self.label} {problem} (signatures: search/methods/toolbox.py)")
         return out
 
     def __repr__(self) -> str:

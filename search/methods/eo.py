@@ -29,9 +29,9 @@ import numpy as np
 
 from ggp_automl.evaluation.ensemble_losses import LOSSES, ensemble_loss
 
-from .individual import Individual
-from .method import register_method
-from .parameters import Parameter
+from ..individual import Individual
+from .registry import register_method
+from ..parameters import Parameter
 from .prediction_search import CHALLENGERS, INITIAL, POPULATION, SURROGATE, PredictionSearch
 
 #: the label of a candidate without predictions (it failed): the worst loss
@@ -137,7 +137,7 @@ class EO(PredictionSearch):
                  1.0) for ph in members]
 
     def ensemble_refits(self) -> int:
-        from .ensemble import REFIT_MEMBERS
+        from ..ensemble_spec import REFIT_MEMBERS
 
         return min(len(self.slots), REFIT_MEMBERS)
 

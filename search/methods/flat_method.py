@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ggp_automl.gp.flatten import FlatSpace
 
-from .method import SteadyStateMethod
+from .base import SteadyStateMethod
 
 
 class FlatSpaceMethod(SteadyStateMethod):
