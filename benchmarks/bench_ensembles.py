@@ -27,6 +27,8 @@ import sys
 import time
 from pathlib import Path
 
+from ggp_automl.evaluation.task import task_of_record
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 SHARED = ROOT.parent / "shared" / "datasets"
@@ -83,7 +85,7 @@ def run_one(spec: dict, out: Path) -> dict:
 def _measure(measures: dict | None, task: str) -> float | None:
     if not measures:
         return None
-    return measures.get("error_rate" if task == "singlelabel" else "fitness")
+    return measures.get("error_rate" if task_of_record(task).single_label else "fitness")
 
 
 def summarise(record: dict, final: dict, out: Path) -> dict:
@@ -91,7 +93,7 @@ def summarise(record: dict, final: dict, out: Path) -> dict:
     ensemble = final.get("ensemble") or {}
     logged = [json.loads(line) for line in (out / "evaluations.jsonl").read_text().splitlines() if line.strip()]
     record.update({
-        "task": task, "measure": "error" if task == "singlelabel" else "fitness",
+        "task": task, "measure": "error" if task_of_record(task).single_label else "fitness",
         "single_test": _measure((final.get("test") or {}).get("measures"), task),
         "single_valid": (final.get("winner") or {}).get("valid_fitness"),
         "ensemble_returned": bool(ensemble.get("returned")),
@@ -133,8 +135,9 @@ def table(records: list[dict]) -> str:
         if not all(runs):
             continue
         bo, eo, dv = runs
-        better = (lambda a, b: a <= b) if bo["task"] == "singlelabel" else (lambda a, b: a >= b)
-        sign = -1.0 if bo["task"] == "singlelabel" else 1.0  # averaged as "higher is better"
+        errors = task_of_record(bo["task"]).single_label  # single-label cells compare error rates
+        better = (lambda a, b: a <= b) if errors else (lambda a, b: a >= b)
+        sign = -1.0 if errors else 1.0  # averaged as "higher is better"
         values = {"single": bo["single_test"], "caruana": bo["returned_test"], "eo": eo["returned_test"],
                   "divbo": dv["returned_test"]}
         for name, v in values.items():

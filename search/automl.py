@@ -60,17 +60,17 @@ class _GrammarSearch(BaseEstimator):
             if isinstance(self.species, (str, Path)) or not hasattr(self.species, "__iter__"):
                 raise ValueError(f"species is a list of species numbers 1..8 and species files, got {self.species!r}")
             # numpy integers as ints, paths as strings: RunConfig checks the rest
-            sizes["species"] = tuple(int(s) if isinstance(s, np.integer) else s for s in self.species)
+            params["species"] = tuple(int(s) if isinstance(s, np.integer) else s for s in self.species)
         if self.population is not None:
             if any(p.name == "population" for p in METHODS[self.method].parameters):
                 params.setdefault("population", int(self.population))
             sizes.update(population=int(self.population), batch_size=int(self.population))
             if self.method == "spggp":
-                k = len(sizes.get("species", RunConfig.species))
+                k = len(params.get("species", METHODS["spggp"].declared("species").default))
                 if self.population % k:
                     raise ValueError(f"population for spggp must be a multiple of the {k} species, "
                                      f"got {self.population}")
-                sizes["species_size"] = self.population // k
+                params["species_size"] = self.population // k
         if self.plugins is not None:
             sizes["plugins"] = tuple(str(p) for p in self.plugins)
         return RunConfig(method=self.method, budget_seconds=float(self.time_budget),

@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass, field
 
 from .methods.registry import BUILT_IN, known_methods, method_class, supports_async
+from .parameters import check_params, resolve_params
 
 #: the built-in methods; more join by plug-in or entry point (:mod:`.methods.registry`)
 METHODS = tuple(BUILT_IN)
@@ -46,6 +47,12 @@ def format_bytes(n: float) -> str:
             return f"{n / size:,.3g} {unit}" if n < 1000 * size else f"{n / size:,.0f} {unit}"
     return f"{n:.0f} bytes"
 
+
+#: settings of the GGP family that were RunConfig fields before they became its declared parameters
+#: (a config.json of that time is read with them moved into ``method_params``)
+LEGACY_METHOD_FIELDS = ("tournament_size", "elitism", "crossover_rate", "mutation_rate", "resample_every",
+                        "restart_patience", "restart_min_generations", "species", "species_size",
+                        "inter_species_rate")
 
 #: the JSON types of a field's annotation, for :meth:`RunConfig.from_dict` (bool is not an int here)
 _JSON_TYPES = {"int": (int,), "float": (int, float), "bool": (bool,), "str": (str,), "None": (type(None),),
@@ -91,27 +98,15 @@ class RunConfig:
     #: 80/20 learning/validation hold-out; None: the task's default (single-label 10, the PBIL-Auto-Ens
     #: protocol; multi-label 0, the thesis's)
     cv: int | None = None
-    #: GGP (thesis §5.3.1.3)
+    #: the evaluations that make a generation: GGP's and the GA's population (thesis §5.3.1.3: 80), the
+    #: batch of random and beam search (§6.1.3: 80), how often BO and TPE record a generation. The GGP
+    #: family's own knobs (tournament, elitism, rates, restarts, resampling; spGGP's species) are the
+    #: methods' declared parameters (``method_params``; search/methods/evolutionary.py)
     population: int = 80
-    tournament_size: int = 2
-    elitism: int = 1
-    crossover_rate: float = 0.8
-    mutation_rate: float = 0.2
+    #: every derivation's depth limit, and the smallest depth of ramped half-and-half (all methods)
     max_depth: int = 100
     min_init_depth: int = 2
-    #: redraw the learning/validation split every R generations (GGP, spGGP); 0: never
-    resample_every: int = 5
-    #: restart when the best phenotype is unchanged for `restart_patience` generations
-    #: after at least `restart_min_generations` generations since the last restart
-    restart_patience: int = 5
-    restart_min_generations: int = 20
-    #: spGGP (thesis §5.3.1.4): its species — a number 1..8 names a species generated from the grammar's
-    #: annotations (gp.species), a string a hand-written species file (.bnf; recorded as an absolute path) —
-    #: and individuals per species
-    species: tuple[int | str, ...] = (1, 2, 3, 4, 5, 6, 7, 8)
-    species_size: int = 10
-    inter_species_rate: float = 0.5
-    #: random and beam search: candidates per iteration (thesis §6.1.3: 80)
+    #: random and beam search: candidates per iteration (thesis §6.1.3: 80); ``--population`` sets it
     batch_size: int = 80
     #: multi-fidelity scenario (thesis §5.4) and its number of periods
     fidelity: str = "NAS-NIS"
@@ -137,9 +132,8 @@ class RunConfig:
     method_params: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if isinstance(self.species, (list, tuple)):  # a list or a pathlib.Path from Python: kept as JSON writes it
-            object.__setattr__(self, "species", tuple(os.fspath(s) if isinstance(s, os.PathLike) else s
-                                                      for s in self.species))
+        if isinstance(self.method_params, dict):  # paths from Python (spGGP's species files) as JSON writes them
+            object.__setattr__(self, "method_params", {k: _plain(v) for k, v in self.method_params.items()})
         problems = self.problems()
         if problems:
             raise ValueError("; ".join(problems))
@@ -182,27 +176,10 @@ class RunConfig:
         for name in ("population", "batch_size"):
             if getattr(self, name) > MAX_POPULATION:
                 p.append(f"{name} must be at most {MAX_POPULATION:,}, got {getattr(self, name):,}")
-        n_species = len(self.species) if isinstance(self.species, tuple) else 0
-        if self.species_size * n_species > MAX_POPULATION:
-            p.append(f"species × species_size must be at most {MAX_POPULATION:,}, got "
-                     f"{self.species_size * n_species:,}")
-        for name in ("population", "tournament_size", "species_size", "batch_size", "max_depth",
-                     "final_candidates", "fidelity_steps", "screening_min_rows"):
+        for name in ("population", "batch_size", "max_depth", "final_candidates", "fidelity_steps",
+                     "screening_min_rows"):
             if getattr(self, name) < 1:
                 p.append(f"{name} must be at least 1, got {getattr(self, name)}")
-        # elitism copies the best of a population (GGP) or of each species (spGGP) into the next generation;
-        # random and beam search have no population to keep anything of
-        group = {"ggp": ("population", self.population), "ga": ("population", self.population),
-                 "spggp": ("species_size", self.species_size)}
-        name, size = group.get(self.method, ("population", None))
-        if self.elitism < 0:
-            p.append(f"elitism must be at least 0, got {self.elitism}")
-        elif size is not None and self.elitism >= size:
-            p.append(f"{name} must be larger than elitism ({self.elitism}) for {self.method}: the best "
-                     f"{self.elitism} are copied into every generation, got {name} {size}")
-        for name in ("crossover_rate", "mutation_rate", "inter_species_rate"):
-            if not 0 <= getattr(self, name) <= 1:
-                p.append(f"{name} must be in [0, 1], got {getattr(self, name)}")
         if self.cv is not None and not (self.cv == 0 or 2 <= self.cv <= MAX_CV):
             p.append(f"cv must be 0 (hold-out) or 2..{MAX_CV} folds, got {self.cv}")
         if self.cv and self.cuts_rows:
@@ -225,13 +202,9 @@ class RunConfig:
         if not isinstance(self.method_params, dict):
             p.append(f"method_params must be a dict, got {type(self.method_params).__name__}")
         elif self.method in known_methods():
-            from .parameters import check_params
-
-            p += check_params(self.method, method_class(self.method).parameters, self.method_params)
-        p += _species_problems(self.species)
-        if self.method == "spggp" and n_species < 2 and self.inter_species_rate > 0:
-            p.append("inter-species crossover needs at least two species: give two or more (--species), or set "
-                     "inter_species_rate to 0")
+            cls = method_class(self.method)
+            given = check_params(self.method, cls.parameters, self.method_params)
+            p += given or cls.problems_with(self, resolve_params(cls.parameters, self.method_params))
         return p
 
     @property
@@ -269,7 +242,6 @@ class RunConfig:
 
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
-        d["species"] = list(self.species)
         d["plugins"] = list(self.plugins)
         d["method_params"] = dict(self.method_params)
         return d
@@ -282,8 +254,6 @@ class RunConfig:
     @property
     def params(self) -> dict:
         """The method's parameters, its declared defaults filled in."""
-        from .parameters import resolve_params
-
         return resolve_params(method_class(self.method).parameters, self.method_params)
 
     def for_task(self, task) -> "RunConfig":
@@ -303,15 +273,19 @@ class RunConfig:
                  if not isinstance(v, tuple(t for name in _alternatives(str(fields[k].type))
                                             for t in _JSON_TYPES[name]))
                  or (isinstance(v, bool) and "bool" not in str(fields[k].type))]
-        species = kwargs.get("species")
-        if isinstance(species, (list, tuple)) and not all(type(s) in (int, str) for s in species):
-            wrong.append(f"species holds something else than numbers and file names: {kwargs['species']!r:.60}")
         if wrong:
             raise ValueError("; ".join(wrong))
         if "mode" not in d:  # a run directory written before the asynchronous mode existed
             kwargs.update(THESIS_SETTINGS, eval_timeout=d.get("eval_timeout", 180.0))
-        if "species" in kwargs:
-            kwargs["species"] = tuple(kwargs["species"])
+        legacy = {k: d[k] for k in LEGACY_METHOD_FIELDS if k in d}
+        if legacy and isinstance(kwargs.get("method", "ggp"), str) and isinstance(kwargs.get("method_params", {}), dict):
+            # a run directory written while the GGP family's knobs were settings: those its method declares
+            try:
+                declared = {p.name for p in method_class(kwargs.get("method", "ggp")).parameters}
+            except KeyError:
+                declared = set()
+            kwargs["method_params"] = {**{k: v for k, v in legacy.items() if k in declared},
+                                       **kwargs.get("method_params", {})}
         if isinstance(kwargs.get("plugins"), (list, tuple)):
             if not all(isinstance(m, str) for m in kwargs["plugins"]):
                 raise ValueError(f"plugins holds something else than module names: {kwargs['plugins']!r:.60}")
@@ -333,27 +307,10 @@ def _alternatives(annotation: str) -> list[str]:
     return parts + [annotation[start:]]
 
 
-def _species_problems(species) -> list[str]:
-    """spGGP's species: numbers 1..8 (generated) and species files, at least one, each label once (a file's
-    label is its stem: two files of one name could not be told apart in the records)."""
-    if not isinstance(species, tuple) or not species:
-        return [f"species must be a non-empty list of species numbers 1..8 and species files, got {species!r:.60}"]
-    from ggp_automl.gp.species import species_label
-
-    p = []
-    for s in species:
-        if type(s) is int:
-            if not 1 <= s <= 8:
-                p.append(f"species numbers are 1..8 (the species generated from the grammar's annotations), got {s}")
-        elif not isinstance(s, str) or not s.strip() or "\0" in s:
-            p.append(f"a species is a number 1..8 or a species grammar file, got {s!r:.60}")
-        elif not species_label(s) or species_label(s).isdigit():
-            p.append(f"species file {s}: its name labels the species in the run's records, and a number there "
-                     "would read as a generated species; rename the file")
-    if not p:
-        labels = [species_label(s) for s in species]
-        twice = sorted({str(x) for x in labels if labels.count(x) > 1})
-        if twice:
-            p.append(f"each species may be given once (a species file is labelled by its name without .bnf), got "
-                     f"{', '.join(twice)} more than once")
-    return p
+def _plain(value):
+    """A method parameter's value as JSON holds it: paths as strings, lists of them too."""
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, (list, tuple)):
+        return tuple(_plain(v) for v in value)
+    return value

@@ -181,20 +181,23 @@ def run_config(args):
         settings["screening"] = args.screening == "on"
     if args.adaptive_timeout is not None:
         settings["adaptive_timeout"] = args.adaptive_timeout == "on"
+    params: dict = {}  # the GGP family's knobs given by the built-in options, for the methods that declare them
     if args.species:
         if settings.get("method") != "spggp":
             raise UsageError("--species goes with --method spggp")
-        settings["species"] = tuple(s for given in args.species for s in given)
+        params["species"] = tuple(s for given in args.species for s in given)
     if args.population:
         n = args.population
         settings.update(population=n, batch_size=n)
         if settings.get("method") == "spggp":
-            k = len(settings.get("species", RunConfig.species))
+            from ggp_automl.search.methods import method_class
+
+            k = len(params.get("species", method_class("spggp").declared("species").default))
             if n % k:
                 raise UsageError(f"--population for spggp must be a multiple of the {k} species (it is split "
                                  f"evenly between them), got {n}")
-            settings["species_size"] = n // k
-    settings["method_params"] = method_params(args, settings.get("method", "ggp"))
+            params["species_size"] = n // k
+    settings["method_params"] = {**method_params(args, settings.get("method", "ggp")), **params}
     if args.plugin:  # imported now, so that a broken one is said before anything else happens
         settings["plugins"] = import_plugins(args.plugin)
     try:

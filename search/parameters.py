@@ -42,6 +42,10 @@ class Parameter:
     def problem(self, value: Any) -> str | None:
         """Why ``value`` is not acceptable, or None."""
         want = self.type
+        if want is tuple:  # a list of values (spGGP's species); the method checks its members
+            if not isinstance(value, (list, tuple)) or not value:
+                return f"{self.name} must be a non-empty list, got {value!r:.60}"
+            return None
         if want is bool:
             ok_type = isinstance(value, bool)
         elif want in (int, float):
@@ -102,5 +106,5 @@ def check_params(method: str, declared: tuple[Parameter, ...], given: dict) -> l
 
 def resolve_params(declared: tuple[Parameter, ...], given: dict) -> dict:
     """The declared defaults, overridden by ``given``."""
-    return {p.name: (float(v) if p.type is float else v) for p in declared
+    return {p.name: (float(v) if p.type is float else tuple(v) if p.type is tuple else v) for p in declared
             for v in (given.get(p.name, p.default),)}

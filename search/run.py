@@ -183,7 +183,9 @@ def start(config: RunConfig, grammar: str | Path | Grammar, data: RunData, out: 
     warning goes to ``warn`` as a line ready to print. The run directory is locked while the
     search runs (:mod:`ggp_automl.search.lock`)."""
     config = config.replace(plugins=_plugins(config.plugins))  # recorded as files' absolute paths
-    config = config.replace(species=resolve_species(config.species))  # species files too (gp.species)
+    if "species" in config.method_params:  # spGGP's species files too, as absolute paths (gp.species)
+        config = config.replace(method_params={**config.method_params,
+                                               "species": resolve_species(config.method_params["species"])})
     g = grammar if isinstance(grammar, Grammar) else load_grammar(grammar)
     # a grammar no tree of which the mapper can build fails here, not per candidate
     warnings, produced = registry_check(g)
@@ -208,7 +210,7 @@ def start(config: RunConfig, grammar: str | Path | Grammar, data: RunData, out: 
             "method": config.method, "config": config.to_dict(),
             "grammar": str(Path(g.path).resolve()) if Path(g.path).exists() else g.path,
             "grammar_sha256": _sha256(g.path) if Path(g.path).exists() else None,
-            "species_sha256": {s: _sha256(s) for s in config.species if isinstance(s, str)},
+            "species_sha256": {s: _sha256(s) for s in _species_files(config)},
             "data": {**data.description, "warnings": data_warnings}, "versions": library_versions(),
             "argv": list(argv) if argv is not None else sys.argv, "started": _dt.datetime.now().isoformat(),
         })
@@ -230,12 +232,16 @@ def _plugins(specs) -> tuple[str, ...]:
         raise RunError(str(exc)) from None
 
 
+def _species_files(config: RunConfig) -> list[str]:
+    """The species grammar files of a spGGP run (its ``species`` parameter's strings)."""
+    species = config.method_params.get("species") or ()
+    return [s for s in species if isinstance(s, str)]
+
+
 def _check_species_files(config: RunConfig, record: dict) -> None:
     """A resumed spGGP run's species files exist and are the files it started with (as its grammar)."""
     recorded = record.get("species_sha256") if isinstance(record.get("species_sha256"), dict) else {}
-    for spec in config.species:
-        if not isinstance(spec, str):
-            continue
+    for spec in _species_files(config):
         if not Path(spec).is_file():
             raise RunError(f"the run's species file {spec} no longer exists")
         if recorded.get(spec) and _sha256(spec) != recorded[spec]:

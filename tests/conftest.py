@@ -54,3 +54,26 @@ def no_deadline():
     deadline.set_deadline(None)
     yield
     deadline.set_deadline(None)
+
+
+#: the GGP family's knobs, which are its methods' declared parameters (search/methods/evolutionary.py)
+KNOBS = ("tournament_size", "elitism", "crossover_rate", "mutation_rate", "resample_every", "restart_patience",
+         "restart_min_generations", "species", "species_size", "inter_species_rate")
+
+
+def run_config(**settings):
+    """A RunConfig with the GGP family's knobs given as settings, as the tests of several methods write them:
+    each goes into ``method_params`` when the run's method declares it, and is dropped for a method without it
+    (a parametrized test gives every method the same knobs)."""
+    from ggp_automl.search.config import RunConfig
+    from ggp_automl.search.methods import method_class
+
+    method = settings.get("method", "ggp")
+    declared = {p.name for p in method_class(method).parameters}
+    params = dict(settings.pop("method_params", {}))
+    for name in KNOBS:
+        if name in settings:
+            value = settings.pop(name)
+            if name in declared:
+                params[name] = value
+    return RunConfig(**settings, method_params=params)

@@ -6,6 +6,7 @@ import zlib
 
 import pytest
 
+from .conftest import run_config
 from ggp_automl.search import RunConfig, resume, start
 from ggp_automl.search.run import search
 from ggp_automl.search.individual import Individual
@@ -46,7 +47,7 @@ def test_new_data_freezes_the_parents_until_the_new_population_is_full():
 
 @pytest.mark.parametrize("method", ["ggp", "spggp", "random"])
 def test_async_children_are_valid_and_every_worker_stays_busy(small, data, method):  # noqa: F811
-    config = RunConfig(method=method, population=12, species_size=2, batch_size=12, max_generations=5,
+    config = run_config(method=method, population=12, species_size=2, batch_size=12, max_generations=5,
                        budget_seconds=3600, mode="async", resample_every=0)
     engine = FakeEngine(workers=3, order="lifo")
     loop = _loop(config, small, data, engine)
@@ -72,7 +73,7 @@ def test_async_children_are_valid_and_every_worker_stays_busy(small, data, metho
 
 def test_async_ggp_breeds_from_its_population(small, data):  # noqa: F811
     """After the first generation most candidates are children, not fresh derivations."""
-    config = RunConfig(method="ggp", population=10, max_generations=6, budget_seconds=3600, mode="async",
+    config = run_config(method="ggp", population=10, max_generations=6, budget_seconds=3600, mode="async",
                        crossover_rate=1.0, mutation_rate=0.0, resample_every=0)
     engine = FakeEngine(workers=2)
     loop = _loop(config, small, data, engine)
@@ -90,7 +91,7 @@ def test_async_ggp_breeds_from_its_population(small, data):  # noqa: F811
 def test_async_resume_repeats_and_loses_nothing(small, data, tmp_path, fake_world, method, workers):  # noqa: F811
     """Killed twice at arbitrary moments, then resumed: the same evaluations in the same order as
     the uninterrupted run (the fake engine finishes candidates in a fixed order)."""
-    config = RunConfig(method=method, population=12, species_size=2, batch_size=12, max_generations=6,
+    config = run_config(method=method, population=12, species_size=2, batch_size=12, max_generations=6,
                        resample_every=2, budget_seconds=3600, seed=5, mode="async")
     fake_world.engine_kwargs = {"workers": workers, "order": "lifo"}
     start(config, small, data, tmp_path / "whole", argv=[])
@@ -115,7 +116,7 @@ def test_async_resume_repeats_and_loses_nothing(small, data, tmp_path, fake_worl
 def test_async_resume_with_other_workers_loses_and_repeats_nothing(small, data, tmp_path, fake_world):  # noqa: F811
     """Resumed with another number of workers (and another completion order) the run goes another
     way, but every evaluation logged before the kill is kept and none is run again."""
-    config = RunConfig(method="ggp", population=12, max_generations=6, resample_every=2, budget_seconds=3600,
+    config = run_config(method="ggp", population=12, max_generations=6, resample_every=2, budget_seconds=3600,
                        seed=2, mode="async")
     fake_world.engine_kwargs = {"workers": 3, "order": "lifo", "kill_after": 31}
     with pytest.raises(Killed):

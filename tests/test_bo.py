@@ -241,7 +241,7 @@ def test_reshuffle_is_a_parameter_of_the_methods_where_it_makes_sense():
 
 
 def test_with_screening_smac_learns_every_screened_candidate_and_the_full_result_overwrites(small, data):  # noqa: F811
-    config = _config().replace(screening=True, screening_min_rows=20, resample_every=0)
+    config = _config().replace(screening=True, screening_min_rows=20)
     engine = FakeEngine(workers=2)
     loop = _loop(config, small, data, engine)
     search(loop)

@@ -22,7 +22,7 @@ from ggp_automl.gp.species import make_species
 from ggp_automl.spaces.compiler import compile_tree
 from ggp_automl.spaces.grammar_check import check_against_registry
 
-from .conftest import GRAMMARS
+from .conftest import GRAMMARS, run_config
 from .test_search import FakeEngine, _loop
 
 ENSEMBLES = GRAMMARS / "ensembles.bnf"
@@ -90,7 +90,7 @@ def test_random_configurations_of_the_full_space_work(ensembles, small_data):
 @pytest.mark.parametrize("method", ["ggp", "spggp", "random", "beam", "pbil"])
 def test_every_search_method_searches_the_space(ensembles, method):
     data = load_run_data(None, task="singlelabel")
-    config = RunConfig(method=method, population=16, species_size=2, batch_size=16, max_generations=3,
+    config = run_config(method=method, population=16, species_size=2, batch_size=16, max_generations=3,
                        budget_seconds=3600, seed=1, method_params={"population": 16} if method == "pbil" else {})
     trees = []
 

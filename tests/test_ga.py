@@ -20,7 +20,7 @@ from ggp_automl.search.methods.ga import python_random_from, real_value
 from ggp_automl.search.rundir import RunDirectory
 from ggp_automl.gp.validity import tree_problems
 
-from .conftest import GRAMMARS, ROOT, YEAST
+from .conftest import GRAMMARS, ROOT, YEAST, run_config
 from .test_search import FakeEngine, Killed, _loop, data, fake_world, small  # noqa: F401 - fixtures
 
 SHIPPED = sorted(GRAMMARS.glob("*.bnf")) + [  # species files: two in the fast suite, the rest with -m slow
@@ -189,7 +189,7 @@ def test_a_told_candidate_without_a_genome_is_re_encoded(small, data):  # noqa: 
 # -- the method in the search loop --------------------------------------------------------------------
 @pytest.mark.parametrize("mode", ["generational", "async"])
 def test_same_seed_same_search(small, data, mode):  # noqa: F811
-    config = RunConfig(method="ga", population=16, max_generations=6, budget_seconds=3600, seed=7, mode=mode,
+    config = run_config(method="ga", population=16, max_generations=6, budget_seconds=3600, seed=7, mode=mode,
                        restart_min_generations=3, restart_patience=2)
     runs = []
     for _ in range(2):
@@ -207,7 +207,7 @@ def test_same_seed_same_search(small, data, mode):  # noqa: F811
 
 @pytest.mark.parametrize("mode", ["generational", "async"])
 def test_resume_after_a_kill_repeats_and_loses_nothing(small, data, tmp_path, fake_world, mode):  # noqa: F811
-    config = RunConfig(method="ga", population=16, max_generations=7, resample_every=3, budget_seconds=3600,
+    config = run_config(method="ga", population=16, max_generations=7, resample_every=3, budget_seconds=3600,
                        seed=3, mode=mode, restart_min_generations=3, restart_patience=2)
     start(config, small, data, tmp_path / "whole", argv=[])
     whole = fake_world.engines[-1].calls

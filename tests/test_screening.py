@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from .conftest import run_config
 from ggp_automl.evaluation.candidate import Split
 from ggp_automl.search.run import search
 from ggp_automl.search import RunConfig
@@ -72,7 +73,7 @@ def test_levels_are_compared_before_fitness_values():
 
 
 def _screening_config(mode: str, **kw) -> RunConfig:
-    return RunConfig(method="ggp", population=12, max_generations=4, budget_seconds=3600, mode=mode,
+    return run_config(method="ggp", population=12, max_generations=4, budget_seconds=3600, mode=mode,
                      screening=True, screening_min_rows=20, resample_every=0, **kw)
 
 

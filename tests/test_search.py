@@ -27,7 +27,7 @@ from ggp_automl.search.loop import SearchLoop, SearchState
 from ggp_automl.search.methods.base import best_of, elites, tournament
 from ggp_automl.search.run import describe_data, default_dataset
 
-from .conftest import GRAMMARS
+from .conftest import GRAMMARS, run_config
 
 
 def fake_fitness(key: str, phenotype: str) -> float:
@@ -163,7 +163,7 @@ def test_convergence_restarts_only_after_the_minimum_and_a_stable_best():
 
 
 def test_ggp_keeps_its_elite_and_restarts_a_converged_population(small, data):
-    config = RunConfig(method="ggp", population=12, restart_patience=2, restart_min_generations=3,
+    config = run_config(method="ggp", population=12, restart_patience=2, restart_min_generations=3,
                        resample_every=0, max_generations=12, budget_seconds=3600, mode="generational")
     engine = FakeEngine(constant=0.5)  # nothing ever improves: the best phenotype stays the first one
     loop = _loop(config, small, data, engine)
@@ -190,7 +190,7 @@ def test_ggp_keeps_its_elite_and_restarts_a_converged_population(small, data):
 def test_ggp_children_are_valid_and_bounded(grammars, data):
     for space in ("small", "large"):
         g = grammars[space]
-        config = RunConfig(method="ggp", population=20, max_generations=6, resample_every=2, budget_seconds=3600,
+        config = run_config(method="ggp", population=20, max_generations=6, resample_every=2, budget_seconds=3600,
                            mode="generational")
         loop = _loop(config, g, data, FakeEngine())
         search(loop)
@@ -200,7 +200,7 @@ def test_ggp_children_are_valid_and_bounded(grammars, data):
 
 
 def test_spggp_species_have_their_own_populations_and_valid_trees(small, data):
-    config = RunConfig(method="spggp", species_size=4, max_generations=6, budget_seconds=3600,
+    config = run_config(method="spggp", species_size=4, max_generations=6, budget_seconds=3600,
                        restart_min_generations=2, restart_patience=2, mode="generational")
     loop = _loop(config, small, data, FakeEngine())
     search(loop)
@@ -216,7 +216,7 @@ def test_spggp_species_have_their_own_populations_and_valid_trees(small, data):
 
 
 def test_spggp_species_1_trees_hold_defaults_until_inter_species_crossover(small, data):
-    config = RunConfig(method="spggp", species_size=6, inter_species_rate=0.0, mutation_rate=1.0,
+    config = run_config(method="spggp", species_size=6, inter_species_rate=0.0, mutation_rate=1.0,
                        max_generations=4, budget_seconds=3600, mode="generational")
     loop = _loop(config, small, data, FakeEngine())
     search(loop)
@@ -265,7 +265,7 @@ def test_beam_search_moves_only_to_strictly_better_neighbours(small, data):
 
 @pytest.mark.parametrize("mode", ["generational", "async"])
 def test_cache_hits_cost_nothing_and_are_counted(small, data, mode):
-    config = RunConfig(method="ggp", population=16, max_generations=8, resample_every=5, budget_seconds=3600,
+    config = run_config(method="ggp", population=16, max_generations=8, resample_every=5, budget_seconds=3600,
                        mode=mode)
     engine = FakeEngine()
     loop = _loop(config, small, data, engine)
@@ -279,13 +279,13 @@ def test_cache_hits_cost_nothing_and_are_counted(small, data, mode):
 
 @pytest.mark.parametrize("mode", ["generational", "async"])
 def test_the_split_is_redrawn_every_five_generations(small, data, mode):
-    config = RunConfig(method="ggp", population=8, max_generations=11, resample_every=5, budget_seconds=3600,
+    config = run_config(method="ggp", population=8, max_generations=11, resample_every=5, budget_seconds=3600,
                        mode=mode)
     loop = _loop(config, small, data, FakeEngine())
     search(loop)
     keys = [r["split"] for r in loop.history]
     assert len(set(keys[:5])) == 1 and len(set(keys[5:10])) == 1 and keys[10] != keys[9] != keys[4]
-    config = config.replace(method="random")
+    config = config.replace(method="random", method_params={})  # resample_every is the GGP family's
     loop = _loop(config, small, data, FakeEngine())
     search(loop)
     assert len({r["split"] for r in loop.history}) == 1  # random search never resamples
@@ -296,7 +296,7 @@ def test_the_split_is_redrawn_every_five_generations(small, data, mode):
                                           ("pbil", "generational"), ("ggp", "async"), ("spggp", "async"),
                                           ("random", "async"), ("pbil", "async")])
 def test_same_seed_same_search(small, data, method, mode):
-    config = RunConfig(method=method, population=16, species_size=2, batch_size=16, max_generations=5,
+    config = run_config(method=method, population=16, species_size=2, batch_size=16, max_generations=5,
                        budget_seconds=3600, seed=7, mode=mode,
                        method_params={"population": 16} if method == "pbil" else {})
     runs = []
@@ -314,7 +314,7 @@ def test_same_seed_same_search(small, data, method, mode):
                                           ("ggp", "async"), ("spggp", "async"), ("pbil", "async")])
 def test_resume_after_a_kill_repeats_and_loses_nothing(small, data, tmp_path, fake_world, method, mode):
     """One worker: the resumed run is the uninterrupted run, in both modes."""
-    config = RunConfig(method=method, population=16, species_size=2, max_generations=7, resample_every=3,
+    config = run_config(method=method, population=16, species_size=2, max_generations=7, resample_every=3,
                        budget_seconds=3600, seed=3, mode=mode,
                        method_params={"population": 16} if method == "pbil" else {})
     # the uninterrupted run

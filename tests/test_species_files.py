@@ -15,6 +15,8 @@ import pytest
 from ggp_automl.cli import build_parser, main
 from ggp_automl.search.run import search
 from ggp_automl.search.options import run_config as _run_config, species_list as _species
+
+from .conftest import run_config
 from ggp_automl.gp.bnf_parser import load_grammar
 from ggp_automl.gp.phenotype import all_parses
 from ggp_automl.search import RunConfig, RunError, resume, start
@@ -67,7 +69,7 @@ def test_a_species_file_evolves_beside_a_generated_species(tmp_path):
                        capture_output=True, text=True, cwd=ROOT, timeout=180)
     assert r.returncode == 0, r.stdout + r.stderr
     config = json.loads((out / "config.json").read_text())
-    assert config["config"]["species"] == [str(TREES), 1]  # resolved against the directory it started in
+    assert config["config"]["method_params"]["species"] == [str(TREES), 1]  # resolved against the directory it started in
     assert list(config["species_sha256"]) == [str(TREES)]
     search = [e for e in _records(out / "evaluations.jsonl") if e["phase"] == "search"]
     assert {e["species"] for e in search} <= {1, "large-trees"}
@@ -86,7 +88,7 @@ def _meta():
 
 
 def test_without_inter_species_crossover_every_tree_stays_in_the_file(large, data):  # noqa: F811
-    config = RunConfig(method="spggp", species=(8, str(TREES)), species_size=4, inter_species_rate=0.0,
+    config = run_config(method="spggp", species=(8, str(TREES)), species_size=4, inter_species_rate=0.0,
                        mutation_rate=0.5, max_generations=5, budget_seconds=3600, mode="generational", seed=4)
     loop = _loop(config, large, data, FakeEngine())
     search(loop)
@@ -100,7 +102,7 @@ def test_without_inter_species_crossover_every_tree_stays_in_the_file(large, dat
 
 
 def test_inter_species_crossover_mixes_the_file_with_the_others(large, data):  # noqa: F811
-    config = RunConfig(method="spggp", species=(1, str(TREES)), species_size=6, inter_species_rate=1.0,
+    config = run_config(method="spggp", species=(1, str(TREES)), species_size=6, inter_species_rate=1.0,
                        crossover_rate=1.0, max_generations=6, budget_seconds=3600, mode="generational", seed=1)
     loop = _loop(config, large, data, FakeEngine())
     asked = []
@@ -161,7 +163,7 @@ def test_a_species_that_crossover_would_break_is_refused(tmp_path, data):  # noq
     species.write_text("<S> ::= <inner> <slc>\n<inner> ::= CC\n<slc> ::= J48\n")
     from ggp_automl.gp.errors import GrammarError
 
-    config = RunConfig(method="spggp", species=(8, str(species)), species_size=2, budget_seconds=60)
+    config = run_config(method="spggp", species=(8, str(species)), species_size=2, budget_seconds=60)
     with pytest.raises(GrammarError) as err:
         start(config, str(main_grammar), data, tmp_path / "run", write=False)
     assert f"{species}:2:1: error: inter-species crossover at <inner>" in str(err.value)
@@ -172,9 +174,9 @@ def test_species_options_and_their_usage_errors(capsys):
     args = build_parser().parse_args(["evolve", "--method", "spggp", "--species", "1,3", "--species", str(TREES),
                                       "--population", "12"])
     config = _run_config(args)
-    assert config.species == (1, 3, str(TREES)) and config.species_size == 4
-    assert _run_config(build_parser().parse_args(["evolve", "--method", "spggp", "--species", "1,3,8"])).species_size \
-        == 10
+    assert config.params["species"] == (1, 3, str(TREES)) and config.params["species_size"] == 4
+    assert _run_config(build_parser().parse_args(["evolve", "--method", "spggp", "--species", "1,3,8"])).params[
+        "species_size"] == 10
     for argv, fragment in [
         (["--method", "ggp", "--species", "1,2"], "--species goes with --method spggp"),
         (["--method", "spggp", "--species", "1,9"], "numbered 1 to 8, got 9"),
@@ -192,13 +194,15 @@ def test_species_options_and_their_usage_errors(capsys):
 
 
 def test_run_config_and_the_python_api_take_the_same_species(tmp_path):
-    config = RunConfig(method="spggp", species=[1, TREES])  # a list and a Path, as Python users write them
-    assert config.species == (1, str(TREES))
+    config = run_config(method="spggp", species=[1, TREES])  # a list and a Path, as Python users write them
+    assert config.params["species"] == (1, str(TREES))
     assert RunConfig.from_dict(json.loads(json.dumps(config.to_dict()))) == config
-    with pytest.raises(ValueError, match="numbers and file names"):
-        RunConfig.from_dict({**config.to_dict(), "species": [1, 2.5]})
+    with pytest.raises(ValueError, match="a species is a number 1..8 or a species grammar file, got 2.5"):
+        RunConfig.from_dict({**config.to_dict(), "method_params": {"species": [1, 2.5]}})
+    legacy = {k: v for k, v in config.to_dict().items() if k != "method_params"}  # a config.json of before
+    assert RunConfig.from_dict({**legacy, "species": [1, str(TREES)], "species_size": 4}).params["species_size"] == 4
     with pytest.raises(ValueError, match="rename the file"):
-        RunConfig(method="spggp", species=(1, "species/3.bnf"))
+        run_config(method="spggp", species=(1, "species/3.bnf"))
     from sklearn.base import clone
 
     from ggp_automl.search.automl import GrammarAutoML, GrammarAutoMLClassifier
@@ -208,7 +212,7 @@ def test_run_config_and_the_python_api_take_the_same_species(tmp_path):
     assert estimator.get_params()["species"] is species  # stored unchanged (scikit-learn)
     assert clone(estimator).get_params()["species"] == species
     made = estimator._config()
-    assert made.species == (1, str(TREES)) and made.species_size == 3
+    assert made.params["species"] == (1, str(TREES)) and made.params["species_size"] == 3
     with pytest.raises(ValueError, match="method='spggp'"):
         GrammarAutoMLClassifier(species=[1, 2])._config()
     with pytest.raises(ValueError, match="multiple of the 2 species"):
@@ -222,7 +226,7 @@ def test_resume_with_a_species_file_from_another_directory(  # noqa: F811
     (tmp_path / "sp").mkdir()
     (tmp_path / "sp" / "trees.bnf").write_text(TREES.read_text())
     monkeypatch.chdir(tmp_path)  # given relative to where the run starts
-    config = RunConfig(method="spggp", species=(1, "sp/trees.bnf"), species_size=3, max_generations=5,
+    config = run_config(method="spggp", species=(1, "sp/trees.bnf"), species_size=3, max_generations=5,
                        resample_every=2, budget_seconds=3600, seed=3, mode="generational")
     start(config, large, data, tmp_path / "whole", argv=[])
     whole = fake_world.engines[-1].calls
@@ -232,7 +236,7 @@ def test_resume_with_a_species_file_from_another_directory(  # noqa: F811
     first = fake_world.engines[-1].calls
     recorded = json.loads((tmp_path / "killed" / "config.json").read_text())
     path = str(tmp_path / "sp" / "trees.bnf")
-    assert recorded["config"]["species"] == [1, path] and list(recorded["species_sha256"]) == [path]
+    assert recorded["config"]["method_params"]["species"] == [1, path] and list(recorded["species_sha256"]) == [path]
     monkeypatch.chdir(ROOT)  # resumed elsewhere
     fake_world.engine_kwargs = {}
     outcome = resume(tmp_path / "killed")
@@ -245,7 +249,7 @@ def test_resume_with_a_species_file_from_another_directory(  # noqa: F811
 
     fake_world.engine_kwargs = {"kill_after": 5}
     with pytest.raises(Killed):
-        start(config.replace(species=(1, path)), large, data, tmp_path / "again", argv=[])
+        start(config.replace(method_params={**config.method_params, "species": (1, path)}), large, data, tmp_path / "again", argv=[])
     (tmp_path / "sp" / "trees.bnf").write_text(TREES.read_text() + "\n# edited\n")
     with pytest.raises(RunError, match="trees.bnf has changed since the run started"):
         resume(tmp_path / "again")

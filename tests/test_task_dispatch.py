@@ -40,10 +40,7 @@ ALLOWED: dict[str, str] = {
 }
 #: Files that still switch on a task name: a debt each, with the reason it is not paid yet. The test fails
 #: once a file no longer switches, so that its entry is removed.
-PENDING: dict[str, str] = {
-    "benchmarks/bench_ensembles.py": "a benchmark script outside issue 23 item 5's files: picks its measure "
-                                     "(error or fitness) and the measure's direction by the task's name",
-}
+PENDING: dict[str, str] = {}
 
 
 def _python_files() -> list[str]:

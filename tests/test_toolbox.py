@@ -25,7 +25,7 @@ from ggp_automl.search.rundir import RunDirectory
 from ggp_automl.search.methods.toolbox import CheckedOperator, OperatorError, whigham_mutate
 from ggp_automl.spaces.plugins import load_plugins
 
-from .conftest import GRAMMARS, ROOT
+from .conftest import GRAMMARS, ROOT, run_config
 from .test_search import FakeEngine, Killed, _loop, data, fake_world, small  # noqa: F401 - fixtures
 
 README = ROOT / "search" / "README.md"
@@ -80,7 +80,7 @@ def counted(example, monkeypatch):
 def _config(**changes) -> RunConfig:
     settings = dict(method="ggp", population=12, max_generations=4, budget_seconds=3600, mode="generational",
                     seed=7, resample_every=0)
-    return RunConfig(**{**settings, **changes})
+    return run_config(**{**settings, **changes})
 
 
 # -- the default toolbox is the code before it ---------------------------------------------------------------
@@ -88,7 +88,7 @@ def _config(**changes) -> RunConfig:
 @pytest.mark.parametrize("case", sorted(BEFORE))
 def test_the_default_toolbox_breeds_what_the_code_before_it_did(data, case):  # noqa: F811
     space, method, mode = case.split("-")
-    config = RunConfig(method=method, population=16, species_size=2, max_generations=8, budget_seconds=3600,
+    config = run_config(method=method, population=16, species_size=2, max_generations=8, budget_seconds=3600,
                        mode=mode, seed=5, restart_min_generations=3, restart_patience=2, resample_every=3)
     engine = FakeEngine()
     loop = _loop(config, load_grammar(GRAMMARS / f"{space}.bnf"), data, engine)

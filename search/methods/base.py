@@ -41,8 +41,8 @@ from ..variation import Variation
 class SearchMethod(ABC):
     #: the --method name
     name: ClassVar[str]
-    #: whether the loop redraws the learning/validation split every ``config.resample_every``
-    #: generations for this method (the thesis resamples for GGP and spGGP only)
+    #: whether the loop redraws the learning/validation split every ``resample_every`` generations (a
+    #: parameter the method declares) for this method (the thesis resamples for GGP, spGGP and the GA)
     resamples: ClassVar[bool] = False
     #: the method's own parameters (ggp_automl.search.parameters): CLI options, config.json, the Python API
     parameters: ClassVar[tuple[Parameter, ...]] = ()
@@ -62,12 +62,27 @@ class SearchMethod(ABC):
         """Generations between two redraws of the learning/validation split; 0: never.
 
         The thesis's methods that resample (GGP, spGGP, GA) redraw every
-        ``config.resample_every`` generations; a method that declares the ``reshuffle``
+        ``resample_every`` generations (their declared parameter); a method that declares the ``reshuffle``
         parameter (:data:`ggp_automl.search.parameters.RESHUFFLE`) redraws for every generation
         (batch of evaluations) when it is on: the BO thesis's remedy (001 §3.1)."""
-        if self.params.get("reshuffle"):
+        params = self.params
+        if params.get("reshuffle"):
             return 1
-        return self.config.resample_every if self.resamples else 0
+        return params.get("resample_every", 0) if self.resamples else 0
+
+    @classmethod
+    def declared(cls, name: str) -> Parameter:
+        """The declared parameter ``name`` (KeyError when the method has none of that name)."""
+        for p in cls.parameters:
+            if p.name == name:
+                return p
+        raise KeyError(f"{cls.name} has no parameter {name!r}")
+
+    @classmethod
+    def problems_with(cls, config, params: dict) -> list[str]:
+        """What is wrong with these parameters together, or with the run's settings (beyond each parameter's
+        own range, which :mod:`..parameters` checks); RunConfig reports them."""
+        return []
 
     @property
     def params(self) -> dict:

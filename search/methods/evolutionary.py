@@ -24,9 +24,28 @@ import numpy as np
 from deap import tools
 
 from ..individual import Individual
-from ..parameters import RESHUFFLE
+from ..parameters import RESHUFFLE, Parameter
 from .base import SteadyStateMethod, best_of, elites
 from .population import SteadyPopulation
+
+
+#: the GGP family's parameters (thesis §5.3.1.3 and §6.1: its defaults), declared by GGP, spGGP and the GA
+TOURNAMENT_SIZE = Parameter("tournament_size", int, 2, "tournament size of parent selection", low=1, high=1000)
+ELITISM = Parameter("elitism", int, 1, "best individuals copied into the next generation (of each species)",
+                    low=0, high=10_000)
+CROSSOVER_RATE = Parameter("crossover_rate", float, 0.8, "probability that a selected pair is crossed over",
+                           low=0.0, high=1.0)
+MUTATION_RATE = Parameter("mutation_rate", float, 0.2, "probability that both children of a pair are mutated",
+                          low=0.0, high=1.0)
+RESAMPLE_EVERY = Parameter("resample_every", int, 5, "generations between two redraws of the learning/validation "
+                           "split (0: never)", low=0, high=10_000)
+RESTART_PATIENCE = Parameter("restart_patience", int, 5, "restart when the best phenotype is unchanged for this "
+                             "many generations ...", low=1, high=10_000)
+RESTART_MIN_GENERATIONS = Parameter("restart_min_generations", int, 20, "... after at least this many generations "
+                                    "since the last (re)start", low=0, high=10_000)
+#: what every method of the family declares
+FAMILY = (RESHUFFLE, TOURNAMENT_SIZE, ELITISM, CROSSOVER_RATE, MUTATION_RATE, RESAMPLE_EVERY, RESTART_PATIENCE,
+          RESTART_MIN_GENERATIONS)
 
 
 class Convergence:
@@ -93,13 +112,14 @@ class EvolutionaryMethod(SteadyStateMethod):
     """Populations per group, elitism, restarts, the archive and resampling (see the module docstring)."""
 
     resamples = True
-    parameters = (RESHUFFLE,)
+    parameters = FAMILY
 
     def __init__(self, config, policy=None):
         super().__init__(config, policy)
         self.groups: list[Hashable] = self.group_labels()
         self.populations: dict = {}  # generational: the told population of each group
-        self.convergence = {g: Convergence(config.restart_patience, config.restart_min_generations)
+        params = self.params
+        self.convergence = {g: Convergence(params["restart_patience"], params["restart_min_generations"])
                             for g in self.groups}
         self.restart_archive: list[Individual] = []
         self.hall = tools.HallOfFame(config.archive_size)
@@ -115,6 +135,20 @@ class EvolutionaryMethod(SteadyStateMethod):
     @property
     def group_size(self) -> int:
         return self.config.population
+
+    @classmethod
+    def problems_with(cls, config, params: dict) -> list[str]:
+        """Elitism copies the best of a population (of each species) into the next generation: fewer than
+        its size."""
+        size, name = cls.group_size_of(config, params)
+        if params["elitism"] >= size:
+            return [f"{name} must be larger than elitism ({params['elitism']}) for {cls.name}: the best "
+                    f"{params['elitism']} are copied into every generation, got {name} {size}"]
+        return []
+
+    @classmethod
+    def group_size_of(cls, config, params: dict) -> tuple[int, str]:
+        return config.population, "population"
 
     @property
     def generation_size(self) -> int:
@@ -181,7 +215,7 @@ class EvolutionaryMethod(SteadyStateMethod):
 
     def new_view(self):
         for pop in self.steady.values():
-            pop.new_view(self.config.elitism)
+            pop.new_view(self.params["elitism"])
 
     # -- both --------------------------------------------------------------------------------------
     def current(self) -> dict:

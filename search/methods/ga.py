@@ -272,7 +272,7 @@ class GA(EvolutionaryMethod):
             self.length = genome_length(grammar)
         except ValueError as exc:
             raise RunError(str(exc)) from None
-        self.toolbox = make_toolbox(self.config.tournament_size)
+        self.toolbox = make_toolbox(self.params["tournament_size"])
         return self
 
     def __getstate__(self):
@@ -305,12 +305,12 @@ class GA(EvolutionaryMethod):
 
     def _pair(self, members: list[_Member], rng) -> tuple[Individual, Individual]:
         """Two children: two selected parents' genomes, crossed with P_c, both mutated with P_m."""
-        tb, cfg = self.toolbox, self.config
+        tb, params = self.toolbox, self.params
         p1, p2 = tb.select(members, 2, rng)
         c1, c2 = list(p1.genome), list(p2.genome)
-        if rng.random() < cfg.crossover_rate:
+        if rng.random() < params["crossover_rate"]:
             c1, c2 = tb.mate(c1, c2, rng)
-        if rng.random() < cfg.mutation_rate:
+        if rng.random() < params["mutation_rate"]:
             (c1,), (c2,) = tb.mutate(c1, rng), tb.mutate(c2, rng)
         return self._individual(c1), self._individual(c2)
 
@@ -319,7 +319,7 @@ class GA(EvolutionaryMethod):
 
     def breed(self, group, pool, pools, rng):
         members = self._members(pool)
-        return breed_with_elites(pool, self.group_size, self.config.elitism, lambda: self._pair(members, rng))
+        return breed_with_elites(pool, self.group_size, self.params["elitism"], lambda: self._pair(members, rng))
 
     def breed_pair(self, group, pool, pools, rng):
         return self._pair(self._members(pool), rng)

@@ -28,7 +28,7 @@ class Breeder:
 
     def __init__(self, method):
         self.method = method
-        self.config = method.config
+        self.params = method.params
         self.toolbox = method.toolbox
 
     def crossover(self, p1: Individual, p2: Individual, pool: list[Individual],
@@ -49,21 +49,21 @@ class Breeder:
         ``mate_for(parent, rng)``, when given, replaces the plain crossover (spGGP's
         inter-species crossover plugs in here).
         """
-        return breed_with_elites(pool, n, self.config.elitism, lambda: self.pair(pool, rng, species, mate_for))
+        return breed_with_elites(pool, n, self.params["elitism"], lambda: self.pair(pool, rng, species, mate_for))
 
     def pair(self, pool: list[Individual], rng: np.random.Generator, species: int | str | None = None,
              mate_for=None) -> tuple[Individual, Individual]:
         """Two children: two selected parents, crossover with P_c, mutation of both with P_m."""
-        cfg = self.config
+        params = self.params
         p1, p2 = self.toolbox.select(pool, 2, rng)
         children = None
-        if rng.random() < cfg.crossover_rate:
+        if rng.random() < params["crossover_rate"]:
             children = mate_for(p1, p2, rng) if mate_for else self.crossover(p1, p2, pool, rng)
         if children is None:
             children = (p1.fresh(), p2.fresh())
         if species is not None:  # before mutation: a child mutates with its own species' grammar
             children = tuple(Individual(c.tree, species) for c in children)
-        if rng.random() < cfg.mutation_rate:
+        if rng.random() < params["mutation_rate"]:
             children = tuple(self.toolbox.mutate(c, rng) for c in children)
         # fresh and of the pool's species (GGP: none), whatever a user's operator handed back
         return tuple(Individual(c.tree, species) for c in children)

@@ -2,7 +2,7 @@
 
 Eight species of ten individuals, each initialised from its own species grammar
 (which evolves some hyper-parameter kinds and holds the others at their defaults,
-:mod:`gp.species`). ``RunConfig.species`` may name fewer of the eight and add
+:mod:`gp.species`). its ``species`` parameter may name fewer of the eight and add
 hand-written species files; a file is checked against the run's grammar before the
 run starts (:func:`species_grammars`). Selection, elitism and restarts are per species. With
 probability P_c a pair is crossed over, inter-species with probability
@@ -31,12 +31,23 @@ from ggp_automl.gp.species import shown_path, species_file_problems, species_lab
 
 from ..individual import Individual
 from .base import best_of
-from .evolutionary import EvolutionaryMethod
+from ..config import MAX_POPULATION
+from ..parameters import Parameter
+from .evolutionary import FAMILY, EvolutionaryMethod
 from .ggp import Breeder
 from .registry import register_method
 from .toolbox import ToolboxMixin
 
 Label = int | str  # a species: its number 1..8, or a species file's stem
+
+#: spGGP's own parameters (thesis §5.3.1.4): its species — a number 1..8 names a species generated from the
+#: grammar's annotations (gp.species), a string a hand-written species file (.bnf; recorded as an absolute
+#: path) — the individuals per species, and the share of crossovers between species
+SPECIES = Parameter("species", tuple, (1, 2, 3, 4, 5, 6, 7, 8),
+                    "the species: numbers 1..8 (generated from the grammar's annotations) and species files")
+SPECIES_SIZE = Parameter("species_size", int, 10, "individuals per species", low=1, high=10_000)
+INTER_SPECIES_RATE = Parameter("inter_species_rate", float, 0.5, "share of crossovers made between species",
+                               low=0.0, high=1.0)
 
 
 @register_method
@@ -44,9 +55,10 @@ class SpeciatedGGP(ToolboxMixin, EvolutionaryMethod):
     """One population per species, bred with the toolbox's operators and inter-species crossover."""
 
     name = "spggp"
+    parameters = FAMILY + (SPECIES, SPECIES_SIZE, INTER_SPECIES_RATE)
 
     def group_labels(self) -> list[Label]:
-        return [species_label(s) for s in self.config.species]
+        return [species_label(s) for s in self.params["species"]]
 
     @property
     def species(self) -> list[Label]:
@@ -54,10 +66,26 @@ class SpeciatedGGP(ToolboxMixin, EvolutionaryMethod):
 
     @property
     def group_size(self) -> int:
-        return self.config.species_size
+        return self.params["species_size"]
+
+    @classmethod
+    def group_size_of(cls, config, params: dict) -> tuple[int, str]:
+        return params["species_size"], "species_size"
+
+    @classmethod
+    def problems_with(cls, config, params: dict) -> list[str]:
+        species = params["species"]
+        p = species_problems(species) + super().problems_with(config, params)
+        if params["species_size"] * len(species) > MAX_POPULATION:
+            p.append(f"species × species_size must be at most {MAX_POPULATION:,}, got "
+                     f"{params['species_size'] * len(species):,}")
+        if len(species) < 2 and params["inter_species_rate"] > 0:
+            p.append("inter-species crossover needs at least two species: give two or more (--species), or set "
+                     "inter_species_rate to 0")
+        return p
 
     def attach(self, grammar, meta):
-        files = species_grammars(self.config.species, grammar, meta, self.config.max_depth)  # refused first
+        files = species_grammars(self.params["species"], grammar, meta, self.config.max_depth)  # refused first
         super().attach(grammar, meta)
         self.variation.species_grammars.update(files)
         self.build_toolbox()
@@ -77,7 +105,7 @@ class SpeciatedGGP(ToolboxMixin, EvolutionaryMethod):
 
     def _mate(self, breeder: Breeder, s: Label, pool: list[Individual], pools: dict[Label, list[Individual]]):
         def mate(p1, p2, rng):
-            if rng.random() < self.config.inter_species_rate:
+            if rng.random() < self.params["inter_species_rate"]:
                 return self._inter(p1, p2, s, rng, pools)
             return breeder.crossover(p1, p2, pool, rng)
         return mate
@@ -189,3 +217,27 @@ def _check_trees(species: Grammar, grammar: Grammar, meta: DatasetMeta, max_dept
                         raise GrammarError([species.source.at(rule.location, (
                             f"inter-species crossover at <{rule.name}> ({where}) makes a tree that "
                             f"does not compile ({problem}): {child.phenotype[:200]}"))])
+
+
+def species_problems(species) -> list[str]:
+    """spGGP's species: numbers 1..8 (generated) and species files, at least one, each label once (a file's
+    label is its stem: two files of one name could not be told apart in the records)."""
+    if not isinstance(species, tuple) or not species:
+        return [f"species must be a non-empty list of species numbers 1..8 and species files, got {species!r:.60}"]
+    p = []
+    for s in species:
+        if type(s) is int:
+            if not 1 <= s <= 8:
+                p.append(f"species numbers are 1..8 (the species generated from the grammar's annotations), got {s}")
+        elif not isinstance(s, str) or not s.strip() or "\0" in s:
+            p.append(f"a species is a number 1..8 or a species grammar file, got {s!r:.60}")
+        elif not species_label(s) or species_label(s).isdigit():
+            p.append(f"species file {s}: its name labels the species in the run's records, and a number there "
+                     "would read as a generated species; rename the file")
+    if not p:
+        labels = [species_label(s) for s in species]
+        twice = sorted({str(x) for x in labels if labels.count(x) > 1})
+        if twice:
+            p.append(f"each species may be given once (a species file is labelled by its name without .bnf), got "
+                     f"{', '.join(twice)} more than once")
+    return p

@@ -80,7 +80,7 @@ DEFAULTS = {"select": tournament_select, "mate": whigham_mate, "mutate": whigham
 
 def default_toolbox(method: "SearchMethod") -> base.Toolbox:
     toolbox = base.Toolbox()
-    toolbox.register("select", tournament_select, tournsize=method.config.tournament_size)
+    toolbox.register("select", tournament_select, tournsize=method.params["tournament_size"])
     toolbox.register("mate", whigham_mate, variation=method.variation)
     toolbox.register("mutate", whigham_mutate, variation=method.variation)
     return toolbox
