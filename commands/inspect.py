@@ -4,13 +4,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..search.options import path_arg
-from ..results.predict import import_run_plugins
 from ._common import EXIT_OK
 
 
 def run(args) -> int:
     from rich.console import Console
 
+    from ggp_automl.results.predict import import_run_plugins
     from ggp_automl.results.render import render_inspect
 
     import_run_plugins(Path(args.run))

@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..results.predict import recorded_plugins
+from ..search.rundir import recorded_plugins
 from ..search.options import UsageError, import_plugins
 from . import bench, check, evolve, inspect, predict, report, sample, species
 from ._common import EXIT_INPUT, EXIT_OK, EXIT_USAGE

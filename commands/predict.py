@@ -3,14 +3,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
-from ..results.predict import predict_run
 from ..search.options import UsageError, path_arg
 from ._common import EXIT_OK, csv_cell
 
 
 def run(args) -> int:
+    import numpy as np
+
+    from ggp_automl.results.predict import predict_run
+
     result = predict_run(args.run, args.data, args.scores)
     out = Path(args.out) if args.out else Path(args.run) / f"predictions-{Path(args.data).name.split('.')[0]}.csv"
     try:

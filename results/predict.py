@@ -8,7 +8,6 @@ you trust only.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import numpy as np
 from ..evaluation.data import load_dataset, recode_classes
 from ..evaluation.task import task_of_record
 from ..gp.errors import DataError
-from ..search.rundir import RunDirectory
+from ..search.rundir import RunDirectory, recorded_plugins
 from ..spaces.model import ModelFileError, load_model
 from ..spaces.plugins import load_plugins
 
@@ -36,16 +35,6 @@ class Predictions:
     n_known: int
     n_rows: int
     single_label: bool
-
-
-def recorded_plugins(run: Path) -> list[str]:
-    """The plug-ins a run directory's config.json names ([] when it names none or cannot be read: the
-    reader of config.json says what is wrong with it)."""
-    try:
-        plugins = json.loads((Path(run) / "config.json").read_text(encoding="utf-8")).get("config", {}).get("plugins")
-    except (OSError, ValueError, AttributeError):
-        return []
-    return list(plugins) if isinstance(plugins, list) and all(isinstance(p, str) for p in plugins) else []
 
 
 def import_run_plugins(run: Path) -> None:

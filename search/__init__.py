@@ -1,16 +1,28 @@
-"""Search: one loop, several methods (GGP, speciated GGP, random and beam search, PBIL).
+"""Search: one loop, several methods (GGP, speciated GGP, GA, random and beam search, PBIL, BO, TPE, EO, DivBO).
 
 See :mod:`ggp_automl.search.methods.base` for the ask/tell seam that new methods and sampling
-policies plug into, and ``search/README.md`` for the run directory's files.
+policies plug into, and ``search/README.md`` for the run directory's files. The names below are
+imported when first used, so that the command line's light paths (``--help``, a usage error) and the
+evolve options (:mod:`.options`) do not pay for the whole search stack.
 """
-from .config import METHODS as METHOD_NAMES
-from .config import RunConfig
-from .individual import Individual
-from .methods.base import SearchMethod, SteadyStateMethod
-from .methods import METHODS, make_method, register_method
-from .observer import SearchObserver
-from .parameters import Parameter
-from .run import RunData, RunError, load_run_data, resume, start
+from __future__ import annotations
 
-__all__ = ["METHOD_NAMES", "METHODS", "Individual", "Parameter", "RunConfig", "RunData", "RunError", "SearchMethod",
-           "SearchObserver", "SteadyStateMethod", "load_run_data", "make_method", "register_method", "resume", "start"]
+import importlib
+
+_EXPORTS = {
+    "METHOD_NAMES": (".config", "METHODS"), "RunConfig": (".config", "RunConfig"),
+    "Individual": (".individual", "Individual"), "SearchMethod": (".methods.base", "SearchMethod"),
+    "SteadyStateMethod": (".methods.base", "SteadyStateMethod"), "METHODS": (".methods", "METHODS"),
+    "make_method": (".methods", "make_method"), "register_method": (".methods", "register_method"),
+    "SearchObserver": (".observer", "SearchObserver"), "Parameter": (".parameters", "Parameter"),
+    "RunData": (".run", "RunData"), "RunError": (".errors", "RunError"), "load_run_data": (".run", "load_run_data"),
+    "resume": (".run", "resume"), "start": (".run", "start"),
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        module, attr = _EXPORTS[name]
+        return getattr(importlib.import_module(module, __name__), attr)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -246,3 +246,13 @@ class RunDirectory:
         for f in self._files.values():
             f.close()
         self._files.clear()
+
+
+def recorded_plugins(run: Path) -> list[str]:
+    """The plug-ins a run directory's config.json names ([] when it names none or cannot be read: the
+    reader of config.json says what is wrong with it)."""
+    try:
+        plugins = json.loads((Path(run) / "config.json").read_text(encoding="utf-8")).get("config", {}).get("plugins")
+    except (OSError, ValueError, AttributeError):
+        return []
+    return list(plugins) if isinstance(plugins, list) and all(isinstance(p, str) for p in plugins) else []
