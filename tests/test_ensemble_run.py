@@ -28,6 +28,7 @@ def cli(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
                           cwd=ROOT, timeout=timeout)
 
 
+@pytest.mark.slow  # about a minute; selection itself is tests/test_ensemble_selection.py
 def test_multilabel_run_returns_a_caruana_ensemble(tmp_path):
     # a few generations, then the final stage has the rest of the budget for the re-evaluated pool
     out = tmp_path / "run"

@@ -131,6 +131,7 @@ def dask_cluster():
     cluster.close()
 
 
+@pytest.mark.slow  # about a minute; the fake-engine determinism tests stay in the quick suite
 def test_same_seed_same_result_with_one_worker_and_on_dask(tmp_path, dask_cluster, capsys):
     args = ["evolve", "--grammar", "grammars/small.bnf", "--population", "4", "--generations", "1", "--budget",
             "10m", "--eval-timeout", "60s", "--seed", "4", "--quiet"]
