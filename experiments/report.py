@@ -22,7 +22,9 @@ from pathlib import Path
 import numpy as np
 
 from ..evaluation.task import TASK_CLASSES
-from . import curves, stats, tables
+from .curves import anytime_png
+from .stats import cd_diagram_png, rank_test, wilcoxon_test
+from .tables import cell_table, effort_table, latex_table, markdown_table, value_of
 from .collect import collect, read_manifest
 
 
@@ -60,7 +62,7 @@ def make_report(experiment_dir: str | Path, out: str | Path | None = None, measu
     md += ["## What the runs cost", "", "Per compared configuration, over all its runs: search evaluations, "
            "their failures (errors, timeouts, memory), and the run's time against its budget "
            "(the budget includes the final re-evaluation and refit).", "",
-           tables.effort_table([r for r in records if r["status"] in ("done", "failed")]), ""]
+           effort_table([r for r in records if r["status"] in ("done", "failed")]), ""]
     md += _failures(records)
     (out / "report.md").write_text("\n".join(md) + "\n", encoding="utf-8")
     (out / "report.tex").write_text("\n".join(tex) + "\n", encoding="utf-8")
@@ -94,7 +96,7 @@ def _shown(path) -> str:
 
 def _measure_section(records: list[dict], measure: str, source: str, alpha: float, blocks: str, out: Path,
                      task: str, published: dict | None = None) -> tuple[list[str], list[str]]:
-    table = tables.cell_table(records, measure, source)
+    table = cell_table(records, measure, source)
     if not table.cells:
         known = sorted({k for r in records if r["status"] == "done" for k in (r.get("test") or {})})
         return ([f"No run of this grid has a test measure `{measure}`"
@@ -104,21 +106,21 @@ def _measure_section(records: list[dict], measure: str, source: str, alpha: floa
     title = ("validation fitness of the returned model (its final re-evaluation)" if source == "valid"
              else f"test {measure} ({'higher' if hib else 'lower'} is better)")
     matrix, names = _blocks(records, table, measure, source, blocks)
-    test = stats.rank_test(matrix, names, higher_is_better=hib, alpha=alpha) if len(names) >= 2 else None
+    test = rank_test(matrix, names, higher_is_better=hib, alpha=alpha) if len(names) >= 2 else None
     ranks = test.average_ranks if test is not None else None
     slug = re.sub(r"[^A-Za-z0-9]+", "-", f"{task}-{source}-{measure}").strip("-")
-    md = [f"### {title.capitalize()}", "", tables.markdown_table(table, ranks=ranks)]
+    md = [f"### {title.capitalize()}", "", markdown_table(table, ranks=ranks)]
     if test is not None:
         md += _test_lines(test, blocks)
         if test.critical_difference is not None:
-            png = stats.cd_diagram_png(test, out / f"cd-{slug}.png", title=f"{measure} ({source})",
+            png = cd_diagram_png(test, out / f"cd-{slug}.png", title=f"{measure} ({source})",
                                        blocks="datasets" if blocks == "dataset" else "runs")
             md += [f"![critical-difference diagram, {measure}]({png.name})", ""]
         md += _pairs(matrix, names, hib, alpha, test)
     if source == "test" and measure in (published or {}):
         md += _published(table, measure, published)
     caption = f"{title.capitalize()}: mean $\\pm$ sd over folds and seeds; best in bold"
-    tex = [tables.latex_table(table, caption, f"tab:{slug}", ranks=ranks), ""]
+    tex = [latex_table(table, caption, f"tab:{slug}", ranks=ranks), ""]
     return md, tex
 
 
@@ -130,7 +132,7 @@ def _blocks(records, table, measure, source, blocks) -> tuple[np.ndarray, list[s
     cells: dict[tuple, dict] = {}
     for r in records:
         if r["status"] == "done":
-            cells.setdefault((r["dataset"], r["fold"], r["seed"]), {})[r["config"]] = tables.value_of(r, measure,
+            cells.setdefault((r["dataset"], r["fold"], r["seed"]), {})[r["config"]] = value_of(r, measure,
                                                                                                      source)
     rows = [[np.nan if row.get(c) is None else row[c] for c in names] for row in cells.values()]
     return np.asarray(rows, dtype=float).reshape(-1, len(names)), names
@@ -144,7 +146,7 @@ def _published(table, measure: str, published: dict) -> list[str]:
         return []
     matrix = table.block_matrix()[:, [table.configs.index(c) for c in names]]
     complete = matrix[~np.isnan(matrix).any(axis=1)]
-    ranks = stats.rank_test(complete, names, table.higher_is_better).average_ranks if len(complete) else {}
+    ranks = rank_test(complete, names, table.higher_is_better).average_ranks if len(complete) else {}
     ours = [f"{np.mean(complete[:, i]):.3f} ({ranks.get(c, float('nan')):.3f})" if len(complete) else "—"
             for i, c in enumerate(names)]
     theirs = [f"{published[measure][c][0]:.3f} ({published[measure][c][1]:.3f})" for c in names]
@@ -189,7 +191,7 @@ def _pairs(matrix: np.ndarray, names: list[str], hib: bool, alpha: float, test) 
     else:
         best = min(test.average_ranks, key=test.average_ranks.get)
         pairs = [(best, m) for m in names if m != best]
-    results = [stats.wilcoxon_test(matrix[:, names.index(a)], matrix[:, names.index(b)], a, b,
+    results = [wilcoxon_test(matrix[:, names.index(a)], matrix[:, names.index(b)], a, b,
                                    higher_is_better=hib, alpha=alpha) for a, b in pairs]
     if not results or results[0].n < 2:
         return []
@@ -224,7 +226,7 @@ def _curves_section(records: list[dict], manifest: dict, out: Path) -> list[str]
         slug = re.sub(r"[^A-Za-z0-9]+", "-", dataset)
         for which in ("valid", "test"):
             what = "best validation fitness" if which == "valid" else "test fitness of the incumbent"
-            png = curves.anytime_png(records, dataset, out / f"anytime-{slug}-{which}.png", budget, which,
+            png = anytime_png(records, dataset, out / f"anytime-{slug}-{which}.png", budget, which,
                                      title=f"{dataset}: {what}")
             if png is not None:
                 lines.append(f"![{dataset} {which}]({png.name})")
