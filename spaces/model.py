@@ -139,6 +139,16 @@ class ModelFileError(ValueError):
         super().__init__(f"{path}: {reason}")
 
 
+def _cut_pickle(path) -> bool:
+    """Whether ``path`` is an uncompressed pickle (joblib's default) whose stream stops before its STOP
+    opcode: a cut stream fails in unpickling with whatever the last whole opcode leaves behind
+    (IndexError, UnpicklingError, ...), so the bytes, not the exception, say "truncated"."""
+    with open(path, "rb") as f:
+        head = f.read(1)
+        f.seek(-1, 2)
+        return head == b"\x80" and f.read(1) != b"."
+
+
 def load_model(path) -> "MultiLabelModel | SingleLabelModel | EnsembleModel":
     """The fitted model saved in ``path`` (``joblib.dump``); :class:`ModelFileError` if it is not one.
 
@@ -153,7 +163,8 @@ def load_model(path) -> "MultiLabelModel | SingleLabelModel | EnsembleModel":
     try:
         model = joblib.load(path)
     except Exception as exc:  # noqa: BLE001 - see the docstring
-        if isinstance(exc, EOFError) or any(word in str(exc) for word in ("truncated", "exhausted")):
+        if isinstance(exc, EOFError) or any(word in str(exc) for word in ("truncated", "exhausted")) \
+                or _cut_pickle(path):
             raise ModelFileError(path, "truncated") from None
         raise ModelFileError(path, f"unreadable: {type(exc).__name__}: {str(exc)[:160]}") from None
     from .ensemble import EnsembleModel

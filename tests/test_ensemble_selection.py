@@ -163,6 +163,24 @@ def test_multilabel_ensemble_fits_predicts_exports_and_reloads(tmp_path):
     np.testing.assert_array_equal(rebuilt.predict(X), model.predict(X))
 
 
+def test_a_saved_model_cut_anywhere_is_called_truncated(tmp_path):
+    """A cut stream fails in unpickling with whatever exception the last whole opcode leaves behind
+    (EOFError, IndexError, UnpicklingError ...); the message must say "truncated" for every cut."""
+    from ggp_automl.spaces.model import ModelFileError
+
+    X, Y = _mlc_data()
+    model = EnsembleModel([_mlc_member(1), _mlc_member(3)], [1, 3]).fit(X, Y)
+    whole = tmp_path / "whole.joblib"
+    joblib.dump(model, whole)
+    data = whole.read_bytes()
+    cut = tmp_path / "cut.joblib"
+    for end in sorted({1, 2, 10, 100, 300, len(data) // 3, len(data) // 2, len(data) - 2, len(data) - 1}):
+        cut.write_bytes(data[:end])
+        with pytest.raises(ModelFileError) as info:
+            load_model(cut)
+        assert info.value.reason == "truncated", (end, info.value.reason)
+
+
 def test_from_fitted_keeps_the_fitted_members_and_aligns_classes():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(30, 3))
