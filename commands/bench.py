@@ -39,9 +39,13 @@ def run(args) -> int:
     return EXIT_OK
 
 
+#: the sub-command, and its line in ``--help`` (the parser lists every command without importing them)
+NAME, HELP = "bench", "run an experiment grid (methods x grammars x datasets x seeds) from a TOML file"
+
+
 def register(sub) -> None:
     """Add ``bench`` to the command line's sub-commands."""
-    p = sub.add_parser("bench", help="run an experiment grid (methods x grammars x datasets x seeds) from a TOML file",
+    p = sub.add_parser(NAME, help=HELP,
                        description="Run every run an experiment file names (each an ordinary evolve run directory "
                                    "under DIR/runs), PARALLEL at a time, here or on a Dask cluster. Run it again (with "
                                    "the file or the directory) to resume: finished runs are kept, interrupted ones "

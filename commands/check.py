@@ -52,9 +52,13 @@ def run(args) -> int:
     return EXIT_OK
 
 
+#: the sub-command, and its line in ``--help`` (the parser lists every command without importing them)
+NAME, HELP = "check", "validate a grammar and print its analysis"
+
+
 def register(sub) -> None:
     """Add ``check`` to the command line's sub-commands."""
-    p = sub.add_parser("check", help="validate a grammar and print its analysis")
+    p = sub.add_parser(NAME, help=HELP)
     p.add_argument("--grammar", required=True, metavar="FILE")
     p.add_argument("--rules", action="store_true",
                    help="also print the configuration count of every rule and the probability of each algorithm")

@@ -77,9 +77,13 @@ def _report_outcome(outcome, out: Path) -> int:
     return EXIT_OK
 
 
+#: the sub-command, and its line in ``--help`` (the parser lists every command without importing them)
+NAME, HELP = 'evolve', "search the grammar's space for the best model of a dataset"
+
+
 def register(sub) -> None:
     """Add ``evolve`` to the command line's sub-commands (its options: search/options.py)."""
-    p = sub.add_parser("evolve", help="search the grammar's space for the best model of a dataset",
+    p = sub.add_parser(NAME, help=HELP,
                        description="Search a grammar's space of classifiers (multi-label methods, e.g. "
                                    "grammars/large.bnf, or single-label classifiers, e.g. grammars/ensembles.bnf) "
                                    "for a dataset of the same task. Without --data the embedded synthetic dataset "

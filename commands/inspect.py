@@ -18,8 +18,12 @@ def run(args) -> int:
     return EXIT_OK
 
 
+#: the sub-command, and its line in ``--help`` (the parser lists every command without importing them)
+NAME, HELP = "inspect", "summarise a run directory"
+
+
 def register(sub) -> None:
     """Add ``inspect`` to the command line's sub-commands."""
-    p = sub.add_parser("inspect", help="summarise a run directory")
+    p = sub.add_parser(NAME, help=HELP)
     p.add_argument("run", type=path_arg, metavar="DIR")
     p.set_defaults(func=run)

@@ -41,12 +41,26 @@ def preload_plugins(argv: list[str]) -> None:
         import_plugins(specs)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with ``command``, only that sub-command's options (the others, and all of
+    them for ``command=""``, are listed by name and help line). Why: the options of ``evolve`` come from every registered search method and
+    measure, which import scikit-learn and the methods' libraries (seconds on a laptop); ``check``,
+    ``inspect``, ``--help`` or a usage error should not wait for them."""
     parser = argparse.ArgumentParser(prog=PROG, description="Grammar-guided AutoML.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in COMMANDS:
-        command.register(sub)
+    for module in COMMANDS:
+        if command is None or module.NAME == command:
+            module.register(sub)
+        else:
+            sub.add_parser(module.NAME, help=module.HELP)
     return parser
+
+
+def chosen_command(argv: list[str]) -> str | None:
+    """The sub-command ``argv`` names (its first word, as argparse reads it: the program has no options
+    of its own but ``--help``); None when it names none."""
+    names = {module.NAME for module in COMMANDS}
+    return argv[0] if argv and argv[0] in names else None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -115,22 +129,17 @@ def _main(argv: list[str] | None, seen: dict) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INPUT
     try:
-        args = seen["args"] = build_parser().parse_args(argv)
+        words = sys.argv[1:] if argv is None else argv
+        args = seen["args"] = build_parser(chosen_command(words) or "").parse_args(words)
     except SystemExit as exc:  # argparse's usage errors (2) and --help (0), as a return value
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
-    from ggp_automl.evaluation.engine import EngineError
-    from ggp_automl.experiments.spec import ExperimentError
-    from ggp_automl.gp.errors import DataError, GrammarError
-    from ggp_automl.search.lock import DirectoryInUse
-    from ggp_automl.results.report import ReportError
-    from ggp_automl.search.run import RunError
-    from ggp_automl.search.rundir import RunDirectoryError
-    from ggp_automl.spaces.plugins import PluginError
+    # the input errors of every layer derive from InputError (gp/errors.py): catching them imports none of
+    # those layers, so that `check` or `inspect` never wait for the search's libraries to say "no such file"
+    from ggp_automl.gp.errors import GrammarError, InputError
 
     try:
         return args.func(args)
-    except (RunError, RunDirectoryError, DirectoryInUse, ReportError, EngineError, DataError,
-            ExperimentError, PluginError) as exc:
+    except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INPUT
     except GrammarError as exc:

@@ -29,9 +29,13 @@ def run(args) -> int:
     return EXIT_OK
 
 
+#: the sub-command, and its line in ``--help`` (the parser lists every command without importing them)
+NAME, HELP = 'predict', "predict the labels of a dataset with a run's final model"
+
+
 def register(sub) -> None:
     """Add ``predict`` to the command line's sub-commands."""
-    p = sub.add_parser("predict", help="predict the labels of a dataset with a run's final model")
+    p = sub.add_parser(NAME, help=HELP)
     p.add_argument("run", type=path_arg, metavar="DIR")
     p.add_argument("--data", required=True, metavar="FILE", help="data with the training data's features")
     p.add_argument("--out", type=path_arg, metavar="FILE", help="CSV to write (default DIR/predictions-<data>.csv)")

@@ -15,10 +15,14 @@ def run(args) -> int:
     return EXIT_OK
 
 
+#: the sub-command, and its line in ``--help`` (the parser lists every command without importing them)
+NAME, HELP = "report", ("tables, rank tests, critical-difference diagrams and anytime curves of an experiment "
+                        "directory")
+
+
 def register(sub) -> None:
     """Add ``report`` to the command line's sub-commands."""
-    p = sub.add_parser("report", help="tables, rank tests, critical-difference diagrams and anytime curves of an "
-                                      "experiment directory")
+    p = sub.add_parser(NAME, help=HELP)
     p.add_argument("experiment_dir", type=path_arg, metavar="DIR")
     p.add_argument("--out", type=path_arg, metavar="DIR", help="where report.md, report.tex and figures go "
                                                             "(default DIR/report)")

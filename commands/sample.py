@@ -40,9 +40,13 @@ def run(args) -> int:
     return EXIT_OK
 
 
+#: the sub-command, and its line in ``--help`` (the parser lists every command without importing them)
+NAME, HELP = "sample", "generate random derivation trees from a grammar"
+
+
 def register(sub) -> None:
     """Add ``sample`` to the command line's sub-commands."""
-    p = sub.add_parser("sample", help="generate random derivation trees from a grammar")
+    p = sub.add_parser(NAME, help=HELP)
     p.add_argument("--grammar", required=True, metavar="FILE")
     p.add_argument("-n", type=positive_int, default=5, help="number of trees (default 5)")
     p.add_argument("--seed", type=seed_number, default=0, help="random seed (default 0)")

@@ -22,9 +22,13 @@ def run(args) -> int:
     return EXIT_OK
 
 
+#: the sub-command, and its line in ``--help`` (the parser lists every command without importing them)
+NAME, HELP = "species", "write the 8 species grammars of an annotated grammar"
+
+
 def register(sub) -> None:
     """Add ``species`` to the command line's sub-commands."""
-    p = sub.add_parser("species", help="write the 8 species grammars of an annotated grammar")
+    p = sub.add_parser(NAME, help=HELP)
     p.add_argument("--grammar", required=True, metavar="FILE")
     p.add_argument("--out", metavar="DIR", help="output folder (default: species/ beside the grammar)")
     p.set_defaults(func=run)

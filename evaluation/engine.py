@@ -64,6 +64,7 @@ from ggp_automl.gp.tree import Node
 from .candidate import EvaluationResult, Split, evaluate_candidate
 from .isolation import CRASHED, TIMEOUT, Limits, kill_running_children
 from .metrics import get_fitness
+from ..gp.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
     import distributed
@@ -94,7 +95,7 @@ def check_scheduler_address(address: str) -> str:
 OnResult = Callable[[int, EvaluationResult], None]
 
 
-class EngineError(ConnectionError):
+class EngineError(InputError, ConnectionError):
     """The engine itself cannot run (scheduler unreachable, no workers, workers lack this package)."""
 
 

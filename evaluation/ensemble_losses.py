@@ -20,7 +20,6 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-from scipy.optimize import brentq
 
 #: the smallest loss step of the sigmoid (001 §4.3)
 EPSILON = 1e-3
@@ -56,6 +55,8 @@ def sigmoid_slope(m: int, epsilon: float = EPSILON) -> float:
 
     def gap(a: float) -> float:
         return _sigmoid(1.0, a) - _sigmoid(1.0 - 2.0 / m, a) - epsilon
+
+    from scipy.optimize import brentq  # here: naming the losses (the command line) needs no optimiser
 
     return float(brentq(gap, 1.0, 1e4, xtol=1e-10))
 

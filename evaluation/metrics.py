@@ -70,7 +70,6 @@ from types import MappingProxyType
 from typing import Any
 
 import numpy as np
-from sklearn.metrics import accuracy_score, precision_score, recall_score
 
 __all__ = [
     "FITNESS", "Fitness", "MAXIMISE", "average_precision", "balanced_accuracy", "coverage", "error_rate",
@@ -268,6 +267,8 @@ def _classes(y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
 
 def error_rate(y_true: Any, y_pred: Any) -> float:
     """Misclassified instances / all instances. Lower is better."""
+    from sklearn.metrics import accuracy_score  # here: the command line reads measure names without scikit-learn
+
     t, p = _classes(y_true, y_pred)
     return float(1.0 - accuracy_score(t, p))
 
@@ -275,12 +276,16 @@ def error_rate(y_true: Any, y_pred: Any) -> float:
 def macro_precision(y_true: Any, y_pred: Any, labels: Sequence[Any] | None = None) -> float:
     """Per-class precision (each class in turn positive) averaged over ``labels``
     (default: every class in y_true or y_pred); a never-predicted class has precision 0."""
+    from sklearn.metrics import precision_score
+
     t, p = _classes(y_true, y_pred)
     return float(precision_score(t, p, labels=labels, average="macro", zero_division=0))
 
 
 def macro_recall(y_true: Any, y_pred: Any, labels: Sequence[Any] | None = None) -> float:
     """Per-class recall averaged over ``labels`` (default: every class in y_true or y_pred)."""
+    from sklearn.metrics import recall_score
+
     t, p = _classes(y_true, y_pred)
     return float(recall_score(t, p, labels=labels, average="macro", zero_division=0))
 

@@ -28,7 +28,7 @@ import numpy as np
 from ggp_automl.gp.errors import DataError
 
 from . import default_data as embedded
-from . import metrics, splits
+from . import metrics
 
 __all__ = ["MultiLabel", "SingleLabel", "Task", "TASKS", "TASK_CLASSES", "task_of", "task_of_kind", "task_of_record"]
 
@@ -120,6 +120,8 @@ class Task(ABC):
         """Stratified k-fold cross-validation: ``[(train, test), ...]``; the test parts partition the rows."""
         if int(k) != k or k < 2:
             raise ValueError(f"the number of folds must be an integer >= 2, got {k}")
+        from . import splits  # scikit-multilearn: only where rows are split
+
         return splits.as_kfold(self.folds(Y, [1.0 / k] * int(k), rng))
 
     # -- models -------------------------------------------------------------------------------
@@ -223,6 +225,8 @@ class MultiLabel(Task):
         return {"task": self.name, self.count_key: len(self.labels)}
 
     def folds(self, Y, fractions, rng):
+        from . import splits  # scikit-multilearn: only where rows are split
+
         return splits.stratified_folds(Y, fractions, rng)
 
     def wrap(self, estimator, global_values, categorical_features=None):
@@ -292,6 +296,8 @@ class SingleLabel(Task):
         return {"task": self.name, self.count_key: len(self.classes), "classes": list(self.classes)}
 
     def folds(self, Y, fractions, rng):
+        from . import splits  # scikit-multilearn: only where rows are split
+
         return splits.class_folds(Y, fractions, rng)
 
     def wrap(self, estimator, global_values, categorical_features=None):

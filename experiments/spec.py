@@ -45,6 +45,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..gp.errors import InputError
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
@@ -60,7 +62,7 @@ EXPERIMENT_KEYS = {"name", "budget", "workers", "parallel", "seeds", "trace_test
 DATASET_KEYS = {"data", "test", "target", "folds", "outer_folds"}
 
 
-class ExperimentError(ValueError):
+class ExperimentError(InputError, ValueError):
     """An experiment file that cannot be run (the message says where); the CLI exits 1."""
 
 

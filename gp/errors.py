@@ -53,6 +53,12 @@ class Diagnostic:
         return text
 
 
+class InputError(Exception):
+    """What the user gave cannot be used — a file, a run directory, a cluster address, a plug-in — and
+    the message says which and why. Every such error of the layers above derives from it too, so that
+    the command line (which prints the message and exits 1) need not import those layers to catch them."""
+
+
 class GrammarError(Exception):
     """A grammar file that cannot be used; holds one or more diagnostics."""
 
@@ -69,7 +75,7 @@ class PhenotypeError(ValueError):
     """A phenotype string that does not derive (uniquely) from a grammar."""
 
 
-class DataError(ValueError):
+class DataError(InputError, ValueError):
     """A dataset file that cannot be read; the message names the file (and line)."""
 
 

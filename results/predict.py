@@ -17,7 +17,6 @@ from ..evaluation.data import load_dataset, recode_classes
 from ..evaluation.task import task_of_record
 from ..gp.errors import DataError
 from ..search.rundir import RunDirectory, recorded_plugins
-from ..spaces.model import ModelFileError, load_model
 from ..spaces.plugins import load_plugins
 
 
@@ -68,6 +67,7 @@ def predict_run(run: str | Path, data: str | Path, with_scores: bool = False) ->
     if single and not classes_ok:
         raise run_dir.damaged("config.json", "the training data's classes are missing", "predictions cannot be named")
     import_run_plugins(run)  # the model may hold estimators of the run's plug-ins
+    from ..spaces.model import ModelFileError, load_model  # scikit-learn: not for `inspect`, which imports this module
     try:
         model = load_model(model_path)
     except ModelFileError as exc:

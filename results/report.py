@@ -20,6 +20,7 @@ from rich.text import Text
 from ..evaluation.task import MultiLabel, task_of_record
 from ..search.health import as_dict, checkpoint_problem, clean_evaluation, finite, json_object
 from ..search.rundir import read_jsonl
+from ..gp.errors import InputError
 
 __all__ = ["ReportError", "summarise", "MEASURES", "RUN_FILES"]
 
@@ -41,7 +42,7 @@ PHENOTYPE_WIDTH = 70
 REASON_WIDTH = 80
 
 
-class ReportError(ValueError):
+class ReportError(InputError, ValueError):
     """The directory is not a readable run directory (the CLI exits with code 1)."""
 
 

@@ -30,6 +30,8 @@ import sys
 import threading
 from pathlib import Path
 
+from ..gp.errors import InputError
+
 LOCK_NAME = ".lock"
 
 #: real path of a locked directory -> the descriptor holding its lock (this process only)
@@ -37,7 +39,7 @@ _HELD: dict[str, int] = {}
 _HELD_GUARD = threading.Lock()
 
 
-class DirectoryInUse(RuntimeError):
+class DirectoryInUse(InputError, RuntimeError):
     """Another process (or this one) owns the run directory; the CLI exits 1."""
 
 

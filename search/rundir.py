@@ -25,6 +25,7 @@ from typing import Any
 
 from .health import checkpoint_problem, json_object
 from .lock import LOCK_NAME, RunLock
+from ..gp.errors import InputError
 
 CONFIG, EVALUATIONS, GENERATIONS, CHECKPOINT, FINAL, BEST = (
     "config.json", "evaluations.jsonl", "generations.jsonl", "checkpoint.pkl", "final.json", "best")
@@ -100,7 +101,7 @@ def read_jsonl(path: str | Path) -> list[dict]:
     return records
 
 
-class RunDirectoryError(ValueError):
+class RunDirectoryError(InputError, ValueError):
     """A run directory, or a file in it, that cannot be used; the message says which file, why,
     and what can still be done (the CLI exits 1)."""
 

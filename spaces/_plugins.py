@@ -12,6 +12,8 @@ import threading
 import traceback
 from pathlib import Path
 
+from ..gp.errors import InputError
+
 #: the entry-point group a package uses to register algorithms without being named
 ENTRY_POINT_GROUP = "ggp_automl.algorithms"
 
@@ -20,7 +22,7 @@ lock = threading.Lock()
 _entry_points_loaded = False
 
 
-class PluginError(ValueError):
+class PluginError(InputError, ValueError):
     """A plug-in that cannot be found or fails while it is imported; the message says which and where."""
 
 

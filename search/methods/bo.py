@@ -43,8 +43,6 @@ from typing import ClassVar
 
 import numpy as np
 
-from ggp_automl.gp.flatten import take_pending
-
 from .flat_method import FlatSpaceMethod
 from ..individual import Individual
 from .base import by_rank
@@ -218,6 +216,8 @@ class BO(FlatSpaceMethod):
         return Individual(tree)
 
     def tell_one(self, evaluated: Individual) -> None:
+        from ggp_automl.gp.flatten import take_pending
+
         values = take_pending(self.pending, evaluated.tree, self.flat)
         cost = 1.0 - evaluated.score if evaluated.fitness.valid else FAILED_COST
         self.observations.append((values, cost, evaluated.phenotype))
@@ -229,6 +229,8 @@ class BO(FlatSpaceMethod):
         """A screening rung's fitness is SMAC's provisional cost of the configuration (screened out,
         it stays; promoted, the full result overwrites it: SMAC's tell replaces a trial's cost). Without
         this the surrogate would learn from the promoted candidates only."""
+        from ggp_automl.gp.flatten import take_pending
+
         values = take_pending(self.pending, evaluated.tree, self.flat, keep=True)
         cost = 1.0 - evaluated.score  # a failure scores 0: FAILED_COST
         self.provisional[evaluated.phenotype] = (values, cost)

@@ -32,7 +32,6 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
-from scipy.stats import rankdata
 
 from ggp_automl.evaluation.ensemble_losses import diversity
 from ggp_automl.evaluation.selection import caruana
@@ -97,6 +96,8 @@ class DivBO(PredictionSearch):
             return dict(configs[0])
         members = self.temporary_pool(pool)
         alpha = self.diversity_acquisition(pool, members, configs, rng)
+        from scipy.stats import rankdata  # here: scipy.stats takes a second to import, listing methods none
+
         rank = rankdata(-ei, method="average") + w * rankdata(-alpha, method="average")
         return dict(configs[int(np.argmin(rank))])  # ties: the first, i.e. the higher EI
 

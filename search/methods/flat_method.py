@@ -7,9 +7,12 @@ evaluations.
 """
 from __future__ import annotations
 
-from ggp_automl.gp.flatten import FlatSpace
+from typing import TYPE_CHECKING
 
 from .base import SteadyStateMethod
+
+if TYPE_CHECKING:  # ConfigSpace is imported when a run attaches the method, not when `evolve --help` lists it
+    from ggp_automl.gp.flatten import FlatSpace
 
 
 class FlatSpaceMethod(SteadyStateMethod):
@@ -22,6 +25,8 @@ class FlatSpaceMethod(SteadyStateMethod):
         return self.params["population"]
 
     def attach(self, grammar, meta):
+        from ggp_automl.gp.flatten import FlatSpace
+
         super().attach(grammar, meta)
         self.flat = FlatSpace(self.variation.bound, seed=0)  # FlattenError (a ValueError) for recursion
         return self

@@ -38,7 +38,6 @@ import math
 import random
 from contextlib import contextmanager
 
-import networkx as nx
 import numpy as np
 from deap import base, tools
 
@@ -149,6 +148,8 @@ def decisions_needed(grammar: Grammar) -> dict[str, int]:
         rules = ", ".join(f"<{r}>" for r in sorted(a.recursive & a.reachable)[:5])
         raise ValueError(f"GA needs a non-recursive grammar: {grammar.path} is recursive (recursive rules: "
                          f"{rules}), so no fixed-length genome encodes its derivations; use ggp, pbil or random")
+    import networkx as nx  # here: listing the GA among `evolve`'s methods needs no graph library
+
     need: dict[str, int] = {}
     for name in reversed(list(nx.topological_sort(a.graph.subgraph(a.reachable)))):
         rule = grammar[name]

@@ -24,7 +24,6 @@ import numpy as np
 
 from ggp_automl.evaluation.selection import EnsembleObjective
 from ggp_automl.evaluation.task import task_of
-from ggp_automl.gp.flatten import take_pending
 
 from .flat_method import FlatSpaceMethod
 from ..individual import Individual
@@ -188,6 +187,8 @@ class PredictionSearch(FlatSpaceMethod):
         return Individual(tree)
 
     def tell_one(self, evaluated: Individual) -> None:
+        from ggp_automl.gp.flatten import take_pending
+
         values = take_pending(self.pending, evaluated.tree, self.flat)
         ok = evaluated.fitness.valid and self.scores(evaluated.phenotype) is not None
         self.observations.append((values, evaluated.phenotype, evaluated.score if ok else None))
