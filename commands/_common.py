@@ -16,6 +16,18 @@ def load_grammar_file(path: str):
     return load_grammar(path)
 
 
+def load_checked_grammar(path: str):
+    """The grammar file at ``path`` checked as every command and both estimators check one: BNF, bounds and
+    annotations (the parser), then every token against the mapper's registry
+    (:func:`spaces.grammar_check.registry_check`, which ``evolve`` and the estimators call in
+    ``search.run.start``). Returns the grammar, the mapper's warnings and the kind of model it builds."""
+    from ggp_automl.spaces.grammar_check import registry_check
+
+    grammar = load_grammar_file(path)
+    warnings, produced = registry_check(grammar)
+    return grammar, warnings, produced
+
+
 def print_warnings(grammar, more=()) -> None:
     for w in [*grammar.warnings, *more]:
         print(w.render(), file=sys.stderr)

@@ -5,16 +5,13 @@ import sys
 import time
 
 from ..search.options import add_plugin_argument, import_plugins
-from ._common import EXIT_OK, add_dataset_arguments, dataset_meta, fmt_count, load_grammar_file, print_warnings
+from ._common import EXIT_OK, add_dataset_arguments, dataset_meta, fmt_count, load_checked_grammar, print_warnings
 
 
 def run(args) -> int:
-    from ggp_automl.spaces.grammar_check import registry_check
-
     t0 = time.perf_counter()
     import_plugins(args.plugin)
-    grammar = load_grammar_file(args.grammar)
-    mapper_warnings, produced = registry_check(grammar)  # what only the search would find, tree by tree
+    grammar, mapper_warnings, produced = load_checked_grammar(args.grammar)  # what only the search would find
     meta, meta_name, dataset = dataset_meta(args, grammar)
     analysis = grammar.analysis
     grammar.bind(meta)

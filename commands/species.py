@@ -3,15 +3,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..search.options import UsageError
-from ._common import EXIT_OK, load_grammar_file, print_warnings
+from ..search.options import UsageError, add_plugin_argument, import_plugins
+from ._common import EXIT_OK, load_checked_grammar, print_warnings
 
 
 def run(args) -> int:
     from ggp_automl.gp.species import write_species
 
-    grammar = load_grammar_file(args.grammar)
-    print_warnings(grammar)
+    import_plugins(args.plugin)
+    grammar, mapper_warnings, _ = load_checked_grammar(args.grammar)  # species of a grammar `check` refuses: no
+    print_warnings(grammar, mapper_warnings)
     out = Path(args.out) if args.out else Path(args.grammar).parent / "species"
     try:
         paths = write_species(grammar, out)
@@ -31,4 +32,5 @@ def register(sub) -> None:
     p = sub.add_parser(NAME, help=HELP)
     p.add_argument("--grammar", required=True, metavar="FILE")
     p.add_argument("--out", metavar="DIR", help="output folder (default: species/ beside the grammar)")
+    add_plugin_argument(p)
     p.set_defaults(func=run)

@@ -35,9 +35,12 @@ DEFAULT_MAX_BYTES = 256 * 2 ** 20
 class PredictionStore:
     """Scores of evaluated candidates by view and phenotype, bounded in bytes, optionally on disk."""
 
-    def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES, path: Path | None = None):
+    def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES, path: Path | None = None, run_id: str | None = None):
         self.max_bytes = int(max_bytes)
         self.path = None if path is None else Path(path)
+        #: the run that writes the file (its first frame); :attr:`owner` is the run the file read back names
+        self.run_id = run_id
+        self.owner: str | None = None
         self._views: dict[str, dict[str, tuple[float, np.ndarray]]] = {}
         self._targets: dict[str, np.ndarray] = {}
         self.bytes = 0
@@ -86,10 +89,13 @@ class PredictionStore:
         if self.path is None:
             return
         with open(self.path, "ab") as f:
+            if self.run_id and f.tell() == 0:  # a new file says whose it is
+                pickle.dump(("run", self.run_id), f, protocol=pickle.HIGHEST_PROTOCOL)
             pickle.dump(frame, f, protocol=pickle.HIGHEST_PROTOCOL)
 
     def load(self) -> "PredictionStore":
-        """Read the file back (a resumed run); a frame cut off by a kill ends the reading."""
+        """Read the file back (a resumed run); a frame cut off by a kill ends the reading. :attr:`owner`
+        is then the run the file names (None for a file older than run ids): the caller refuses another's."""
         if self.path is None or not self.path.exists():
             return self
         with open(self.path, "rb") as f:
@@ -98,7 +104,9 @@ class PredictionStore:
                     frame = pickle.load(f)
                 except (EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError, IndexError):
                     break
-                if frame[0] == "targets":
+                if frame[0] == "run":
+                    self.owner = frame[1]
+                elif frame[0] == "targets":
                     self._targets.setdefault(frame[1], frame[2])
                     if frame[3]:
                         self.latest_view = frame[1]

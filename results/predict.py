@@ -2,7 +2,8 @@
 
 Why here and not in the command: a notebook, a scheduler or a test predicts from a run directory the
 same way, with the same checks — the directory is a finished run, its config says what data the model
-was trained on, the new data has the same shape and task, the run's plug-ins are imported before the
+was trained on, the new data has the same features (matched by name: evaluation/data/schema.py), shape
+and task, the run's plug-ins are imported before the
 model is unpickled. Loading ``best/model.joblib`` executes code (as any pickle): open run directories
 you trust only.
 """
@@ -13,9 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..evaluation.data import load_dataset, recode_classes
+from ..evaluation.data import FeatureSchema, load_dataset, load_new_data, recode_classes
 from ..evaluation.task import task_of_record
 from ..gp.errors import DataError
+from ..search.health import json_object
 from ..search.rundir import RunDirectory, recorded_plugins
 from ..spaces.plugins import load_plugins
 
@@ -43,6 +45,27 @@ def import_run_plugins(run: Path) -> None:
         load_plugins(plugins)
 
 
+def _check_model_checksum(run_dir: RunDirectory, model_path: Path) -> None:
+    """Refuse a model file that is not the one the run wrote (final.json records its SHA-256; runs before
+    issue 24 recorded none): unpickling it would run whatever code it holds."""
+    import hashlib
+
+    final, _ = json_object(run_dir.path / "final.json")
+    recorded = (final or {}).get("model_sha256")
+    if not isinstance(recorded, str):
+        return
+    try:
+        actual = hashlib.sha256(model_path.read_bytes()).hexdigest()
+    except OSError as exc:
+        raise run_dir.damaged("best/model.joblib", f"unreadable: {exc.strerror or exc}", "the model cannot be used") \
+            from None
+    if actual != recorded:
+        raise run_dir.damaged("best/model.joblib", "its checksum differs from the one final.json recorded when the "
+                                                   "run wrote it: it is not this run's model, and loading it would "
+                                                   "run the code it holds", "the model is not used (best/model.py "
+                                                   "has the run's code, to fit it again)")
+
+
 def predict_run(run: str | Path, data: str | Path, with_scores: bool = False) -> Predictions:
     """Predict the rows of ``data`` with the final model of the run directory ``run``.
 
@@ -66,15 +89,32 @@ def predict_run(run: str | Path, data: str | Path, with_scores: bool = False) ->
     classes_ok = isinstance(trained.get("classes"), list) and all(isinstance(c, str) for c in trained["classes"])
     if single and not classes_ok:
         raise run_dir.damaged("config.json", "the training data's classes are missing", "predictions cannot be named")
+    from ..spaces.model import ModelFileError, load_model, model_file_problem  # scikit-learn: not for `inspect`
+
+    problem = model_file_problem(model_path)
+    if problem:
+        raise run_dir.damaged("best/model.joblib", problem, "the model cannot be used (best/model.py has its code, "
+                                                            "to fit it again)")
+    _check_model_checksum(run_dir, model_path)
     import_run_plugins(run)  # the model may hold estimators of the run's plug-ins
-    from ..spaces.model import ModelFileError, load_model  # scikit-learn: not for `inspect`, which imports this module
     try:
         model = load_model(model_path)
     except ModelFileError as exc:
         raise run_dir.damaged("best/model.joblib", exc.reason, "the model cannot be used (best/model.py has its "
                                                                 "code, to fit it again)") from None
     target = trained.get("target") if isinstance(trained.get("target"), str) else None
-    new = load_dataset(data, unlabelled=True, target=target)
+    if "features" in trained:  # columns by name (runs before issue 24 recorded only their number)
+        try:
+            schema = FeatureSchema.from_record(trained["features"])
+        except ValueError as exc:
+            raise run_dir.damaged("config.json", str(exc), "new data cannot be checked against the model") from None
+        if len(schema.names) != trained["n_features"]:
+            raise run_dir.damaged("config.json", f"{len(schema.names)} feature names for {trained['n_features']} "
+                                                 "features", "new data cannot be checked against the model")
+        new = load_new_data(data, schema, f"the run's training data ({trained.get('name', 'config.json')})",
+                            unlabelled=True, target=target)
+    else:
+        new = load_dataset(data, unlabelled=True, target=target)
     if single != (new.Y.ndim == 1):
         raise DataError(f"{data}: {new.task.name} data, but the model was trained on {trained.get('task')} data")
     if new.n_features != trained["n_features"] or new.n_labels != trained["n_labels"]:

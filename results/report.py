@@ -248,7 +248,16 @@ def summarise(run_dir: PathLike) -> dict:
     """
     run = Path(run_dir)
     config, problems = _read_config(run)
-    evaluations = [clean_evaluation(r) for r in read_jsonl(run / "evaluations.jsonl")]
+    logged = read_jsonl(run / "evaluations.jsonl")
+    run_id = config.get("run_id") if isinstance(config.get("run_id"), str) else None
+    if run_id is None and problems:  # config.json unreadable: the log's first record says whose it is
+        run_id = next((r.get("run") for r in logged if isinstance(r.get("run"), str)), None)
+    foreign = [r for r in logged if r.get("run") not in (None, run_id)]
+    if foreign:  # a log copied from another run directory (issue 24): its records are not this run's
+        problems.append(f"evaluations.jsonl holds {len(foreign)} record{'s' if len(foreign) != 1 else ''} of another "
+                        f"run ({foreign[0].get('run')}), not of this one ({run_id or 'a run without an id'}): they "
+                        "are left out, and the run cannot be resumed")
+    evaluations = [clean_evaluation(r) for r in logged if r.get("run") in (None, run_id)]
     generations = read_jsonl(run / "generations.jsonl")
     final, _ = json_object(run / "final.json")
     top = _top(evaluations)

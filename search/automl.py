@@ -24,6 +24,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..evaluation.data import FeatureSchema
 from ..evaluation.task import MultiLabel, SingleLabel
 from ..gp.shipped import SHIPPED_GRAMMARS as GRAMMARS  # noqa: E402
 #: default grammars, each task's shipped one, as strings (scikit-learn's parameter checks accept plain values only)
@@ -102,7 +103,18 @@ class _GrammarSearch(BaseEstimator):
         self.final_ = outcome.final
         self.run_dir_ = None if self.output_dir is None else Path(self.output_dir)
         self.n_features_in_ = train.n_features
+        self.feature_schema_ = FeatureSchema.of(train)
         return self
+
+    def _new_rows(self, X) -> np.ndarray:
+        """New rows as the float matrix the model was fitted on: a DataFrame's columns by name (reordered
+        to the training order; other names are refused, naming the missing and unexpected ones) when
+        ``fit`` saw names, else by position; category values coded as in training
+        (:meth:`FeatureSchema.align_arrays`). A DataError is a ValueError, as scikit-learn raises."""
+        check_is_fitted(self, "best_model_")
+        if getattr(self, "feature_names_in_", None) is None and hasattr(X, "columns"):
+            X = X.to_numpy()  # fitted without names: by position, as scikit-learn does
+        return self.feature_schema_.align_arrays(X, "X", "the data given to fit")
 
 
 _PARAMETERS_DOC = """
@@ -148,21 +160,26 @@ class GrammarAutoML(MultiOutputMixin, ClassifierMixin, _GrammarSearch):
     def fit(self, X, Y) -> "GrammarAutoML":
         from ggp_automl.evaluation.data import from_arrays
 
-        return self._search(from_arrays(X, Y, categorical_features=self.categorical_features, name="fit(X, Y)"))
+        train = from_arrays(X, Y, categorical_features=self.categorical_features, name="fit(X, Y)")
+        named = hasattr(X, "columns") and all(isinstance(c, str) for c in X.columns)
+        self._search(train)
+        if named:
+            self.feature_names_in_ = np.asarray(train.feature_names, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        return self
 
     def predict_proba(self, X) -> np.ndarray:
-        check_is_fitted(self, "best_model_")
-        return self.best_model_.predict_proba(X)
+        return self.best_model_.predict_proba(self._new_rows(X))
 
     def predict(self, X) -> np.ndarray:
-        check_is_fitted(self, "best_model_")
-        return self.best_model_.predict(X)
+        return self.best_model_.predict(self._new_rows(X))
 
     def score(self, X, Y, sample_weight=None) -> float:
         """The search's own measure (default Auto-MEKA's Eq. 5.1 fitness), greater is better."""
         check_is_fitted(self, "best_model_")
         task = MultiLabel()
-        predictions, scores = task.outputs(self.best_model_, X)
+        predictions, scores = task.outputs(self.best_model_, self._new_rows(X))
         measures = task.measures(np.asarray(Y), predictions, scores)
         return float(measures[self.final_.get("fitness") or task.default_fitness])
 
@@ -198,6 +215,9 @@ class GrammarAutoMLClassifier(ClassifierMixin, _GrammarSearch):
 
     def _outputs(self, X):
         check_is_fitted(self, "best_model_")
+        names = getattr(self, "feature_names_in_", None)
+        if names is not None and hasattr(X, "columns") and set(map(str, X.columns)) == set(names):
+            X = X[list(names)]  # the training columns in another order: matched by name
         X = validate_data(self, X, reset=False, ensure_all_finite="allow-nan")
         return SingleLabel(tuple(str(c) for c in self.classes_)).outputs(self.best_model_, X)
 

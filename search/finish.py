@@ -118,7 +118,7 @@ def finish(loop: SearchLoop) -> SearchOutcome:
     }
     if loop.run_dir is not None:
         if winner is not None:
-            final["warnings"] += write_best(loop, winner, model)
+            final["warnings"] += write_best(loop, winner, model, final)
         final["warnings"] += write_method_artefacts(loop)
         final["warnings"] += write_convergence(loop)
         loop.run_dir.write_json(FINAL, final)
@@ -128,9 +128,10 @@ def finish(loop: SearchLoop) -> SearchOutcome:
     return SearchOutcome(winner, final, model, history=loop.history)
 
 
-def write_best(loop: SearchLoop, winner, model) -> list[str]:
+def write_best(loop: SearchLoop, winner, model, final: dict) -> list[str]:
     """``best/``: phenotype, indented tree, DOT, PNG of the single best; the returned model (the single
-    best, or the ensemble) fitted and as code."""
+    best, or the ensemble) fitted and as code. ``final["model_sha256"]`` is the model file's checksum:
+    ``predict`` refuses a model file that is not the one this run wrote."""
     from sklearn.base import clone
 
     from ggp_automl.spaces.ensemble import EnsembleModel
@@ -150,7 +151,7 @@ def write_best(loop: SearchLoop, winner, model) -> list[str]:
         ("tree", lambda: run.write_text(f"{BEST}/tree.txt", winner.tree.render() + "\n")),
         ("dot", lambda: run.write_text(f"{BEST}/tree.dot", winner.tree.to_dot())),
         ("png", lambda: tree_png(winner.tree, run.path / BEST / "tree.png")),
-        ("model", lambda: _dump(model, run.path / BEST / "model.joblib")),
+        ("model", lambda: final.update(model_sha256=_dump(model, run.path / BEST / "model.joblib"))),
         ("code", lambda: run.write_text(f"{BEST}/model.py", code())),
     ]
     for what, step in steps:
@@ -179,7 +180,12 @@ def write_convergence(loop: SearchLoop) -> list[str]:
     return []
 
 
-def _dump(model, path: Path) -> None:
+def _dump(model, path: Path) -> str:
+    """Write ``model`` to ``path`` (a complete file or none) and return its SHA-256."""
+    import hashlib
+
     tmp = path.with_name(path.name + ".tmp")
     joblib.dump(model, tmp)
+    digest = hashlib.sha256(tmp.read_bytes()).hexdigest()
     tmp.replace(path)
+    return digest

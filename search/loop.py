@@ -112,6 +112,8 @@ class SearchState:
     #: worker-seconds spent in search evaluations (any outcome) and in those that ended with a fitness
     busy_seconds: float = 0.0
     useful_seconds: float = 0.0
+    #: the run directory's run id (``config.json``) when the checkpoint was written: resume refuses another's
+    run_id: str | None = None
     #: budget seconds at which the search phase ended
     search_ended: float | None = None
 
@@ -177,7 +179,11 @@ class SearchLoop:
         self.predictions: PredictionStore | None = None
         if config.ensemble_spec is not None or state.method.uses_predictions:
             self.predictions = PredictionStore(config.prediction_bytes,
-                                               None if run is None else run.path / PREDICTIONS_FILE).load()
+                                               None if run is None else run.path / PREDICTIONS_FILE,
+                                               None if run is None else run.run_id).load()
+            foreign = None if run is None else run.foreign(PREDICTIONS_FILE, self.predictions.owner)
+            if foreign is not None:
+                raise foreign
             if state.method.uses_predictions:
                 state.method.use_predictions(self.predictions)
 
@@ -392,6 +398,7 @@ class SearchLoop:
         self.state.elapsed = self.now()
         self.state.busy_seconds = self._busy()
         if self.run_dir is not None:
+            self.state.run_id = self.run_dir.run_id
             self.run_dir.save_checkpoint(self.state)
 
     # -- the end ---------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ggp_automl.evaluation.data import Dataset, from_arrays, load_dataset, load_split
+from ggp_automl.evaluation.data import Dataset, FeatureSchema, from_arrays, load_dataset, load_split
 from ggp_automl.evaluation.engine import make_engine
 from ggp_automl.evaluation.fidelity import FidelitySchedule
 from ggp_automl.evaluation.isolation import Limits
@@ -121,6 +121,8 @@ def describe_data(train: Dataset, test: Dataset | None, data, test_path, fold, n
         "folds": folds if fold is not None else None,
         "n_instances": train.n_instances, "n_features": train.n_features, "n_labels": train.n_labels,
         **train.task.describe(),
+        # the features by name and type: `predict` matches new columns to them (evaluation/data/schema.py)
+        "features": FeatureSchema.of(train).record(),
         "n_test": None if test is None else test.n_instances,
         "unlabelled_dropped": {"train": unlabelled, "test": test_unlabelled},
     }
@@ -351,6 +353,12 @@ def _resume(run: RunDirectory, observers, workers: int | None, scheduler: str | 
     state = run.load_checkpoint()
     if state is not None and not isinstance(state, SearchState):
         raise run.damaged(CHECKPOINT, f"it holds a {type(state).__name__}, not a search state")
+    foreign = run.foreign(CHECKPOINT, getattr(state, "run_id", None)) if state is not None else None
+    n_foreign, owner = run.foreign_evaluations()
+    if foreign is None and n_foreign:
+        foreign = run.foreign(EVALUATIONS, owner)
+    if foreign is not None:
+        raise foreign
     if state is not None and not hasattr(state, "keeper"):
         raise RunError(f"{path} was written by an older version of ggp-automl and cannot be resumed by this one; "
                        "start a new run")

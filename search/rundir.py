@@ -31,6 +31,14 @@ CONFIG, EVALUATIONS, GENERATIONS, CHECKPOINT, FINAL, BEST = (
     "config.json", "evaluations.jsonl", "generations.jsonl", "checkpoint.pkl", "final.json", "best")
 
 
+def new_run_id() -> str:
+    """A run's identity: random from the operating system, never from the run's Generator (the search
+    draws exactly what it drew before run ids existed)."""
+    import uuid
+
+    return uuid.uuid4().hex[:16]
+
+
 def default_run_name(method: str) -> str:
     return f"{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}-{method}"
 
@@ -121,8 +129,9 @@ class RunDirectory:
         return sorted(p.name for p in self.path.iterdir() if p.name != LOCK_NAME)
 
     def create(self, config_record: dict) -> None:
-        """Make the directory, take its lock, write ``config.json``; a directory that holds anything
-        (a run, or files of something else) is refused, so nothing is ever overwritten."""
+        """Make the directory, take its lock, write ``config.json`` with a new :attr:`run_id`; a directory
+        that holds anything (a run, or files of something else) is refused, so nothing is ever overwritten."""
+        config_record = {"run_id": new_run_id(), **config_record}
         where = self.path
         if where.exists() and not where.is_dir():
             raise RunDirectoryError(f"{where} is a file, not a directory; choose another --out")
@@ -142,6 +151,7 @@ class RunDirectory:
                                         f"`python cli.py evolve --resume {where}`")
             (where / BEST).mkdir(exist_ok=True)
             _atomic_write(where / CONFIG, json.dumps(config_record, indent=2, default=_json_default).encode())
+            self._run_id = config_record["run_id"]
         except BaseException:
             self.release()
             raise
@@ -165,6 +175,30 @@ class RunDirectory:
         logged = f"the {n} evaluation{'s' if n != 1 else ''} logged" if n else "what is left"
         return RunDirectoryError(f"{self.path / name} is corrupted ({reason}): {consequence}; "
                                  f"`python cli.py inspect {self.path}` shows {logged}, or start a fresh run")
+
+    @property
+    def run_id(self) -> str | None:
+        """The run's identity from ``config.json`` (None for a run written before issue 24): written into
+        every evaluation record, checkpoint and prediction file, so that a file copied from another run
+        directory is refused by name (:meth:`foreign`) instead of being taken for this run's."""
+        if not hasattr(self, "_run_id"):
+            run_id = self.config().get("run_id")
+            self._run_id = run_id if isinstance(run_id, str) and run_id else None
+        return self._run_id
+
+    def foreign(self, name: str, owner) -> RunDirectoryError | None:
+        """The error for a file of this directory that another run wrote (``owner``: the run id it
+        carries; None, a file older than run ids, passes)."""
+        if owner is None or owner == self.run_id:
+            return None
+        return RunDirectoryError(f"{self.path / name} belongs to another run ({owner}), not to this one "
+                                 f"({self.run_id or 'a run without an id'}, config.json): it was copied from another "
+                                 f"run directory; put back this run's own file, or start a fresh run")
+
+    def foreign_evaluations(self) -> tuple[int, str | None]:
+        """How many records of ``evaluations.jsonl`` another run wrote, and that run's id."""
+        others = [r.get("run") for r in self.evaluations() if r.get("run") not in (None, self.run_id)]
+        return len(others), (others[0] if others else None)
 
     def config(self) -> dict:
         """``config.json`` as a JSON object (its fields are checked by whoever uses them)."""
@@ -197,7 +231,7 @@ class RunDirectory:
                 f.truncate(cut)
 
     def append_evaluation(self, record: dict) -> None:
-        self._append(EVALUATIONS, record)
+        self._append(EVALUATIONS, {**record, "run": self.run_id} if self.run_id else record)
 
     def append_generation(self, record: dict) -> None:
         self._append(GENERATIONS, record)

@@ -40,7 +40,7 @@ def load_entry_points() -> None:
         for ep in entry_points(group=ENTRY_POINT_GROUP):
             try:
                 ep.load()
-            except Exception as exc:  # noqa: BLE001 - a broken package is the user's input, said plainly
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 - a broken package is the user's input, said plainly
                 raise PluginError(f"the {ENTRY_POINT_GROUP} entry point {ep.name} = {ep.value} of an installed "
                                   f"package fails: {where(exc)}") from None
 

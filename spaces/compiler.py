@@ -77,9 +77,22 @@ def algorithm_chain(tree: Node, grammar: Grammar, random_state: int = 0) -> tupl
                         raise unknown(leaf, child)
                 collect(child, values, tokens, nested, False)
 
+    def stray(node: Node, spec: AlgorithmSpec) -> None:
+        """A token beside the algorithm's name that its builder does not read (registry ``options``)."""
+        named = False
+        for leaf in node.children:
+            if not isinstance(leaf, Leaf) or leaf.value in spec.options:
+                continue
+            if leaf.value == spec.name and not named:
+                named = True
+                continue
+            raise MappingError(f"{leaf.text!r} beside {spec.name} in {_rule_location(grammar, node.rule)} is not "
+                               f"a hyper-parameter value or an option {spec.name} reads: it would be ignored")
+
     def visit(node: Node) -> None:
         name = algorithm_leaf(node)
         if name is not None:
+            stray(node, registry[name])
             values: dict[str, tuple] = {}
             tokens: list = []
             nested: list[Node] = []

@@ -17,6 +17,7 @@ from sklearn.utils import get_tags
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._feature_names import by_name
 from .thresholds import calibrate
 
 
@@ -120,7 +121,7 @@ class EnsembleModel(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X) -> np.ndarray:
         """The weighted mean of the members' scores (soft) or votes (hard): (n, labels) or (n, len(classes_))."""
         check_is_fitted(self, "members_")
-        X = validate_data(self, X, reset=False, ensure_all_finite="allow-nan")
+        X = validate_data(self, by_name(self, X), reset=False, ensure_all_finite="allow-nan")
         return self._mean(np.asarray(X, dtype=float))
 
     def decide(self, scores: np.ndarray) -> np.ndarray:

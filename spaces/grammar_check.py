@@ -117,13 +117,8 @@ def _terminal_problems(grammar: Grammar, rule: Rule, registry) -> list[Diagnosti
     out = []
     for alt in rule.alternatives:
         algorithm = _algorithm(alt, registry)
-        if algorithm is not None:  # the algorithm's own tokens: only a near miss of a name is suspicious
-            for item in alt.items:
-                if isinstance(item, Terminal) and item.text not in registry:
-                    near = difflib.get_close_matches(item.text, names, n=1, cutoff=_TYPO_CUTOFF)
-                    if near:
-                        out.append(grammar.source.at(item.location, f"'{shorten(item.text)}' is not a registered "
-                                                                    f"algorithm; did you mean {near[0]}?"))
+        if algorithm is not None:  # beside its name: only the options its builder reads (registry.options)
+            out += _stray_tokens(grammar, alt, algorithm, where, names)
             continue
         if rule.kind != "alg":
             continue
@@ -139,6 +134,39 @@ def _terminal_problems(grammar: Grammar, rule: Rule, registry) -> list[Diagnosti
                 out.append(grammar.source.at(item.location, (
                     f"the number drawn by {item} in {where} belongs to no algorithm: put it in an alternative "
                     f"that names one, or {fix.replace('cat default=…', 'int|real default=…')}")))
+    return out
+
+
+def _stray_tokens(grammar: Grammar, alt: Alternative, algorithm: AlgorithmSpec, where: str,
+                  names: list[str]) -> list[Diagnostic]:
+    """The items of an algorithm's alternative that mean nothing: a terminal that is neither its name nor
+    an option its builder reads (a second algorithm name among them), a number drawn outside any
+    hyper-parameter. The mapper would drop them (:func:`spaces.compiler.algorithm_chain` refuses them too)."""
+    out = []
+    named = False
+    reads = (f"{algorithm.name} reads the options {', '.join(algorithm.options)}" if algorithm.options else
+             f"{algorithm.name} reads no option written beside its name")
+    for item in alt.items:
+        if isinstance(item, Terminal):
+            if item.text == algorithm.name and not named:
+                named = True
+                continue
+            if item.text in algorithm.options:
+                continue
+            if item.text in names:
+                message = (f"'{item.text}' follows {algorithm.name} in one alternative of {where}: an alternative "
+                           f"names one algorithm; put {item.text} in an alternative (or a rule) of its own")
+            else:
+                near = difflib.get_close_matches(item.text, names, n=1, cutoff=_TYPO_CUTOFF)
+                hint = f"did you mean {near[0]}? " if near else ""
+                message = (f"'{shorten(item.text)}' beside {algorithm.name} in {where} is not a registered "
+                           f"algorithm, a hyper-parameter value or an option ({reads}); {hint}remove it, or "
+                           f"make it a value of an annotated rule (#@ type=cat default=…)")
+            out.append(grammar.source.at(item.location, message))
+        elif isinstance(item, Sampler):
+            out.append(grammar.source.at(item.location, (
+                f"the number drawn by {item} beside {algorithm.name} in {where} belongs to no hyper-parameter: put "
+                f"it in a rule of its own annotated #@ type=int|real default=…")))
     return out
 
 

@@ -22,6 +22,7 @@ from sklearn.impute import SimpleImputer
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder
 
+from ._feature_names import by_name, remember_names
 from .thresholds import calibrate
 
 if TYPE_CHECKING:
@@ -51,6 +52,7 @@ class MultiLabelModel(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         self.categorical_features = categorical_features
 
     def fit(self, X, Y, sample_weight=None):
+        remember_names(self, X)
         X = np.asarray(X, dtype=float)
         Y = (np.asarray(Y) > 0).astype(np.int8)
         if Y.ndim != 2:
@@ -73,7 +75,7 @@ class MultiLabelModel(MultiOutputMixin, ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X) -> np.ndarray:
         """(n, L) per-label scores in [0, 1]."""
-        return self._scores(self.preprocessor_.transform(np.asarray(X, dtype=float)))
+        return self._scores(self.preprocessor_.transform(np.asarray(by_name(self, X), dtype=float)))
 
     def decide(self, scores: np.ndarray) -> np.ndarray:
         """The thresholds' cut: a label is predicted when its score reaches its stored threshold."""
@@ -103,6 +105,7 @@ class SingleLabelModel(ClassifierMixin, BaseEstimator):
     def fit(self, X, y, sample_weight=None):
         from .slc.base import fit_slc
 
+        remember_names(self, X)
         X = np.asarray(X, dtype=float)
         y = np.asarray(y)
         if y.ndim != 1:
@@ -117,7 +120,8 @@ class SingleLabelModel(ClassifierMixin, BaseEstimator):
         """(n, len(classes_)) class probabilities (rows sum to 1; NaN counts as 0)."""
         from .slc.base import slc_scores
 
-        scores = slc_scores(self.estimator_, self.preprocessor_.transform(np.asarray(X, dtype=float)), self.classes_)
+        Xt = self.preprocessor_.transform(np.asarray(by_name(self, X), dtype=float))
+        scores = slc_scores(self.estimator_, Xt, self.classes_)
         scores = np.clip(np.nan_to_num(scores, nan=0.0, posinf=1.0, neginf=0.0), 0.0, None)
         total = scores.sum(axis=1, keepdims=True)
         uniform = np.full_like(scores, 1.0 / max(scores.shape[1], 1))
@@ -147,6 +151,16 @@ def _cut_pickle(path) -> bool:
         head = f.read(1)
         f.seek(-1, 2)
         return head == b"\x80" and f.read(1) != b"."
+
+
+def model_file_problem(path) -> str | None:
+    """Why ``path`` cannot hold a whole model, from its size and last byte alone (nothing is unpickled):
+    "empty", "truncated"; None when it may."""
+    import os
+
+    if os.path.getsize(path) == 0:
+        return "empty"
+    return "truncated" if _cut_pickle(path) else None
 
 
 def load_model(path) -> "MultiLabelModel | SingleLabelModel | EnsembleModel":

@@ -93,9 +93,9 @@ def _import(spec: str) -> str:
         sys.modules[name] = module  # before executing it: pickling its classes needs the name
         try:
             module_spec.loader.exec_module(module)
-        except Exception as exc:  # noqa: BLE001 - whatever the user's module raises, said with its place
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - whatever the user's module raises, with its place
             del sys.modules[name]
-            raise PluginError(f"plug-in {spec} fails while it is imported: {_where(exc)}") from None
+            raise _failed(spec, exc) from None
         return name
     try:
         importlib.import_module(spec)
@@ -103,7 +103,16 @@ def _import(spec: str) -> str:
         if exc.name and spec.startswith(exc.name):
             raise PluginError(f"plug-in {spec!r}: no module of that name can be imported (give a .py file, or "
                               "install the package / add its folder to PYTHONPATH)") from None
-        raise PluginError(f"plug-in {spec} fails while it is imported: {_where(exc)}") from None
-    except Exception as exc:  # noqa: BLE001
-        raise PluginError(f"plug-in {spec} fails while it is imported: {_where(exc)}") from None
+        raise _failed(spec, exc) from None
+    except (Exception, SystemExit) as exc:  # noqa: BLE001
+        raise _failed(spec, exc) from None
     return spec
+
+
+def _failed(spec: str, exc: BaseException) -> PluginError:
+    """A plug-in that raised, or called ``sys.exit`` (which would end the program with an exit code of the
+    plug-in's choosing and no word), while it was imported: an input error naming it (exit 1)."""
+    if isinstance(exc, SystemExit):
+        return PluginError(f"plug-in {spec} calls sys.exit({exc.code!r}) while it is imported ({_where(exc)}); a "
+                           "plug-in must only define and register its algorithms or methods")
+    return PluginError(f"plug-in {spec} fails while it is imported: {_where(exc)}")

@@ -34,6 +34,9 @@ class AlgorithmSpec:
     kind: str
     build: Callable[..., Any]
     description: str = ""
+    #: terminals the builder reads with ``Params.has`` when a grammar writes them beside the algorithm's
+    #: name (``KNN fast <k_nn>``); any other terminal there means nothing and a grammar holding it is refused
+    options: tuple[str, ...] = ()
 
     @property
     def base_kind(self) -> str | None:
@@ -56,7 +59,7 @@ _MODULES = (
 )
 
 
-def register(name: str, kind: str, description: str = "") -> Callable:
+def register(name: str, kind: str, description: str = "", options: tuple[str, ...] = ()) -> Callable:
     if kind not in KINDS:
         raise ValueError(f"unknown algorithm kind {kind!r}; expected one of {KINDS}")
 
@@ -65,7 +68,8 @@ def register(name: str, kind: str, description: str = "") -> Callable:
         if old is not None and _origin(old.build) != _origin(build):  # the same function re-imported is fine
             raise ValueError(f"algorithm {name!r} is registered twice: by {_origin(old.build)} and by "
                              f"{_origin(build)}; give the new one another name (and its grammar terminal)")
-        REGISTRY[name] = AlgorithmSpec(name, kind, build, description or (build.__doc__ or "").strip())
+        REGISTRY[name] = AlgorithmSpec(name, kind, build, description or (build.__doc__ or "").strip(),
+                                       tuple(str(o) for o in options))
         return build
 
     return decorator

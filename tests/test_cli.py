@@ -83,10 +83,10 @@ def test_bad_arguments(args, code, fragment):
 
 def test_empty_range_on_a_dataset_names_the_bound(tmp_path):
     g = tmp_path / "g.bnf"
-    g.write_text("<s> ::= k <n>\n<n> ::= RANDOM-INT(2, L)\n")
+    g.write_text("<s> ::= BR <a>\n<a> ::= KNN <n>\n<n> ::= RANDOM-INT(2, L)    #@ type=int default=2\n")
     r = run("sample", "--grammar", str(g), "--labels", "1", "--features", "4")
     assert r.returncode == 1
-    assert f"{g}:2:9: error: <n>: empty range: lower bound 2 > upper bound 1" in r.stderr
+    assert f"{g}:3:9: error: <n>: empty range: lower bound 2 > upper bound 1" in r.stderr
 
 
 def test_bad_dataset_file(tmp_path):

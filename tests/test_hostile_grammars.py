@@ -49,7 +49,8 @@ _SCALE = int(os.environ.get("HOSTILE_EXAMPLES", "1"))
 MUTATED, RANDOM, ARGUMENTS = 200 * _SCALE, 330 * _SCALE, 170 * _SCALE
 
 TOY = """\
-<Start> ::= BR <slc> [ <flag> ] <pred> @ 3 | BPNN RANDOM-INT(10, 1000) <pred>
+<Start> ::= BR <slc> [ <flag> ] <pred> @ 3 | BPNN <hid> <pred>
+<hid>   ::= RANDOM-INT(10, 1000)                 #@ type=int default=100
 <slc>   ::= KNN <k> | J48 <cf> | NaiveBayes
 <flag>  ::= ct | EMPTY                          #@ type=bool default=EMPTY
 <k>     ::= RANDOM-INT(1, floor(sqrt(L)) + 1)    #@ type=int default=1
@@ -186,8 +187,9 @@ def test_ten_thousand_undefined_references_are_summarised(write):
 
 
 @pytest.mark.parametrize("text, fragment", [
-    ("<S> ::= BR RandomForrest PCut1\n", "1:12: error: 'RandomForrest' is not a registered algorithm; "
-                                          "did you mean RandomForest?"),
+    ("<S> ::= BR RandomForrest\n", "1:12: error: 'RandomForrest' beside BR in <S> is not a registered algorithm, "
+                                    "a hyper-parameter value or an option (BR reads no option written beside its "
+                                    "name); did you mean RandomForest?"),
     ("<S> ::= BR <c>\n<c> ::= RandomForrest | J48\n", "2:9: error: 'RandomForrest' in <c> is not a registered "
                                                         "algorithm (did you mean RandomForest?)"),
     ("<S> ::= <a> <a>\n<a> ::= EMPTY\n", "1:1: error: no tree of <S> contains an algorithm"),
@@ -195,7 +197,14 @@ def test_ten_thousand_undefined_references_are_summarised(write):
     ("<S> ::= KNN | BR <c>\n<c> ::= J48\n",
      "1:1: error: some trees of <S> build multi-label methods and others single-label"),
     ("<S> ::= J48 <c>\n<c> ::= KNN\n", "1:1: error: no tree of <S> nests its algorithms in a way the mapper can build"),
-    ("<S> ::= BPNN RANDOM-INT(1, 3) | BR <n>\n<n> ::= J48 RANDOM-INT(1, 3)\n", None),  # an algorithm's tokens
+    # issue 24: beside an algorithm's name only the options its builder reads (none of the shipped ones reads any)
+    ("<S> ::= BPNN RANDOM-INT(1, 3) | BR <n>\n<n> ::= J48\n", "1:14: error: the number drawn by RANDOM-INT(1, 3) "
+                                                              "beside BPNN in <S> belongs to no hyper-parameter"),
+    ("<S> ::= BR <n>\n<n> ::= KNN bogus <k>\n<k> ::= 1 | 3    #@ type=cat default=1\n",
+     "2:13: error: 'bogus' beside KNN in <n> is not a registered algorithm, a hyper-parameter value or an option"),
+    ("<S> ::= junk BR J48\n", "1:9: error: 'junk' beside BR in <S> is not a registered algorithm"),
+    ("<S> ::= BR J48 KNN\n", "1:16: error: 'KNN' follows BR in one alternative of <S>: an alternative names one "
+                             "algorithm"),
     ("<S> ::= <x> RANDOM-INT(1, 3)\n<x> ::= BR J48\n", "1:13: error: the number drawn by RANDOM-INT(1, 3) in <S> "
                                                         "belongs to no algorithm"),
 ])
@@ -204,8 +213,55 @@ def test_check_knows_the_registry(write, text, fragment):
     assert (code, fragment in out if fragment else True) == (1 if fragment else 0, True), out
 
 
+STRAY = "<S> ::= BR <n>\n<n> ::= KNN bogus <k>\n<k> ::= 1 | 3    #@ type=cat default=1\n"
+STRAY_MESSAGE = "g.bnf:2:13: error: 'bogus' beside KNN in <n> is not a registered algorithm"
+
+
+@pytest.mark.parametrize("command", [["check"], ["sample", "-n", "2"], ["species", "--out", "species-out"]])
+def test_every_command_refuses_a_stray_terminal_where_check_does(write, command):
+    """Issue 24: `sample` and `species` took a grammar `check` refuses; one checking path for all."""
+    path = write(STRAY)
+    extra = [str(path.parent / a) if a == "species-out" else a for a in command[1:]]
+    code, out, err, seconds = run(command[0], "--grammar", path, *extra)
+    assert_clean(code, out, err, seconds)
+    assert code == 1 and STRAY_MESSAGE in err and not out, (code, out, err)
+    assert not (path.parent / "species-out").exists()
+
+
+def test_the_estimator_refuses_a_stray_terminal_before_searching(write):
+    from ggp_automl import GrammarAutoML
+    from ggp_automl.gp.errors import GrammarError
+
+    X, Y = default_data.load_default()
+    with pytest.raises(GrammarError, match="'bogus' beside KNN in <n> is not a registered algorithm"):
+        GrammarAutoML(grammar=str(write(STRAY)), time_budget=5, n_jobs=1).fit(X, Y)
+
+
+def test_the_mapper_refuses_a_tree_with_a_stray_terminal():
+    """A tree written by hand (or by a grammar the check did not see) does not compile to the algorithm alone."""
+    from ggp_automl.gp.bnf_parser import parse_grammar
+    from ggp_automl.gp.tree import Leaf, Node
+    from ggp_automl.spaces.compiler import MappingError
+
+    grammar = parse_grammar("<S> ::= BR <n>\n<n> ::= KNN | J48\n", "toy.bnf")
+    tree = Node("S", 0, (Leaf("BR"), Node("n", 0, (Leaf("KNN"), Leaf("bogus")))))
+    with pytest.raises(MappingError, match="'bogus' beside KNN in <n>"):
+        algorithm_chain(tree, grammar)
+
+
+def test_sampling_trees_that_double_at_every_level_is_bounded_in_output_and_time(write):
+    """Issue 24: `sample -n 20` of such a grammar printed for over a minute, tens of thousands of lines."""
+    from ggp_automl.commands.sample import TREE_LINES
+
+    path = write("<S> ::= BR <e>\n<e> ::= <e> <e> | J48\n")
+    code, out, err, seconds = run("sample", "--grammar", path, "-n", "20", "--method", "full")
+    assert_clean(code, out, err, seconds)
+    assert code == 0 and len(out.splitlines()) <= 1 + 20 * (TREE_LINES + 4), len(out.splitlines())
+    assert "more lines (--phenotypes prints whole trees)" in out
+
+
 def test_trees_that_may_fail_to_compile_are_a_warning(write):
-    code, out = check(write("<S> ::= BR <c> | EMPTY\n<c> ::= J48 | BR J48\n"))
+    code, out = check(write("<S> ::= BR <c> | EMPTY\n<c> ::= J48 | BR <d>\n<d> ::= J48\n"))
     assert code == 0
     assert "warning: some trees of <S> contain no algorithm" in out
     assert "warning: some trees of <S> nest their algorithms in a way the mapper cannot build" in out

@@ -126,7 +126,7 @@ def test_evolve_with_a_plugin_then_predict_in_a_fresh_interpreter(tmp_path, user
 
     X, _ = load_default("singlelabel")
     data = tmp_path / "new.arff"
-    data.write_text("@relation new\n" + "".join(f"@attribute f{i} numeric\n" for i in range(X.shape[1]))
+    data.write_text("@relation new\n" + "".join(f"@attribute x{i} numeric\n" for i in range(X.shape[1]))
                     + "@attribute class {c0,c1,c2}\n@data\n"
                     + "".join(",".join(f"{v:.6f}" for v in row) + ",?\n" for row in X[:5]))
     done = subprocess.run([sys.executable, str(ROOT / "cli.py"), "predict", str(run), "--data", str(data),

@@ -74,7 +74,8 @@ public ones beside them; every name importers use is re-exported here):
 * :mod:`.arrays` — :func:`from_arrays` (numpy, pandas, scipy.sparse); conversions in :mod:`._arrays`;
 * :mod:`.openml` — :func:`load_openml`;
 * :mod:`.dispatch` — :func:`load_dataset` (by extension or ``openml:``), :func:`load_split`,
-  :func:`recode_classes`;
+  :func:`recode_classes`, :func:`load_new_data` (data for a trained model);
+* :mod:`.schema` — :class:`FeatureSchema`: the training columns by name and type, and new data aligned to them;
 * :mod:`._text` — reading (possibly compressed) text files and tokenising, shared by ARFF and CSV;
 * :mod:`._columns` — :func:`~._columns._assemble`, the step every loader ends with (rules 2, 4, 5
   and :data:`ID_MIN_ROWS`).
@@ -87,10 +88,11 @@ from .arff import load_arff
 from .arrays import from_arrays
 from .dataset import Dataset
 from .delimited import load_csv
-from .dispatch import load_dataset, load_split, recode_classes
+from .dispatch import load_dataset, load_new_data, load_split, recode_classes
 from .openml import load_openml
+from .schema import FeatureSchema
 
 __all__ = [
-    "Dataset", "ID_MIN_ROWS", "from_arrays", "load_arff", "load_csv", "load_dataset", "load_openml",
-    "load_split", "recode_classes",
+    "Dataset", "FeatureSchema", "ID_MIN_ROWS", "from_arrays", "load_arff", "load_csv", "load_dataset",
+    "load_new_data", "load_openml", "load_split", "recode_classes",
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -29,13 +29,16 @@ _MISSING_TOKENS = frozenset({"", "?", "na", "nan", "n/a", "null", "none"})
 
 def load_csv(path: str | Path, label_columns: Sequence[str] | str | None = None, *,
              target: str | Sequence[str] | None = None, unlabelled: bool = False, delimiter: str | None = None,
-             drop_ids: bool = True, drop: Sequence[str] = (), name: str | None = None) -> Dataset:
+             drop_ids: bool = True, drop: Sequence[str] = (), name: str | None = None,
+             numeric: Collection[str] = ()) -> Dataset:
     """Load a CSV file with a header row. ``target`` names the class column (single-label) or the
     0/1 label columns (multi-label); ``label_columns`` always names 0/1 label columns.
 
     A column is numeric when every non-missing cell parses as a number, otherwise nominal
     (categories = its sorted distinct values). Missing: empty, ``?``, ``NA``, ``NaN``,
     ``null``, ``None`` (any case). ``delimiter`` defaults to ``,`` (``\\t`` for ``.tsv``).
+    ``numeric`` names columns that must hold numbers (a model's numeric features): text in one is a
+    DataError at its line.
     """
     p = Path(path)
     names = target_names(target)
@@ -86,6 +89,9 @@ def load_csv(path: str | Path, label_columns: Sequence[str] | str | None = None,
             attrs.append(_Attribute(col, "numeric", (), 1))
             V[:, j] = values
             continue
+        if col in numeric:
+            raise DataError(f"{p}:{line_of[bad]}: column '{col}' holds text ('{str(S[bad, j])[:40]}'), but the "
+                            "training data held numbers in it")
         distinct = np.unique(S[:, j]).tolist()
         missing_here = [t for t in distinct if t.lower() in _MISSING_TOKENS]
         present = [t for t in distinct if t.lower() not in _MISSING_TOKENS]

@@ -20,8 +20,9 @@ from .arff import load_arff
 from .dataset import Dataset
 from .delimited import load_csv
 from .openml import load_openml
+from .schema import FeatureSchema
 
-__all__ = ["load_dataset", "load_split", "recode_classes"]
+__all__ = ["load_dataset", "load_new_data", "load_split", "recode_classes"]
 
 
 def load_dataset(path_or_name: str | Path, **kwargs: Any) -> Dataset:
@@ -48,35 +49,34 @@ def load_dataset(path_or_name: str | Path, **kwargs: Any) -> Dataset:
 def load_split(train: str | Path, test: str | Path, **kwargs: Any) -> tuple[Dataset, Dataset]:
     """Load a train/test pair so that both have the same features, labels and category codes.
 
-    The identifier rule is decided on the train file and applied to the test file; string
-    attributes' codes in the test file are re-mapped to the train file's categories
-    (values unseen in training become NaN). Mismatching files raise a DataError.
+    The identifier rule is decided on the train file and applied to the test file; the test file's
+    columns are matched to the train file's by name and its category codes re-mapped to the train
+    file's (:meth:`FeatureSchema.align`; values unseen in training become NaN). Mismatching files raise
+    a DataError.
     """
     tr = load_dataset(train, **kwargs)
     kwargs = {k: v for k, v in kwargs.items() if k not in ("drop", "drop_ids")}
-    te = load_dataset(test, drop_ids=False, drop=tr.dropped_features, **kwargs)
-    if te.feature_names != tr.feature_names:
-        only_test = sorted(set(te.feature_names) - set(tr.feature_names))[:3]
-        only_train = sorted(set(tr.feature_names) - set(te.feature_names))[:3]
-        raise DataError(f"{test}: its features do not match {Path(str(train)).name} (only in test: {only_test}, "
-                        f"only in train: {only_train}, or a different order)")
+    te = load_new_data(test, FeatureSchema.of(tr), Path(str(train)).name, **kwargs)
     if te.label_names != tr.label_names or (te.Y.ndim != tr.Y.ndim):
         raise DataError(f"{test}: its targets ({', '.join(te.label_names[:5])}) do not match those of "
                         f"{Path(str(train)).name} ({', '.join(tr.label_names[:5])})")
     Y = recode_classes(te, tr.classes, str(test)) if tr.Y.ndim == 1 else te.Y
-    X = np.array(te.X)
-    for j in tr.categorical_features:
-        want, have = tr.categories.get(j, ()), te.categories.get(j, ())
-        if want == have:
-            continue
-        lookup = {v: i for i, v in enumerate(want)}
-        lut = np.array([lookup.get(v, np.nan) for v in have] + [np.nan], dtype=np.float64)
-        col = X[:, j]
-        codes = np.where(np.isnan(col), len(have), col).astype(np.int64)
-        X[:, j] = lut[codes]
-    te = Dataset(X, Y, te.feature_names, te.label_names, tr.categorical_features, te.name, te.source,
-                 tr.categories, te.dropped_features, tr.classes)
+    te = Dataset(te.X, Y, te.feature_names, te.label_names, te.categorical_features, te.name, te.source,
+                 te.categories, te.dropped_features, tr.classes)
     return tr, te
+
+
+def load_new_data(path: str | Path, schema: FeatureSchema, trained_on: str, **kwargs: Any) -> Dataset:
+    """Data for a model trained on ``schema``'s features: loaded without the identifier rule (the
+    training data decided which columns are features, and the identifiers it dropped are left out), its
+    columns put in the training order by name and its category codes made the training codes
+    (:meth:`FeatureSchema.align`; ``trained_on`` names the training data in messages). In a CSV file, text
+    in a column that held numbers in training is refused at its line."""
+    name = str(path).lower()
+    if ".csv" in name or ".tsv" in name:
+        kwargs["numeric"] = schema.numeric()
+    data = load_dataset(path, drop_ids=False, **kwargs)
+    return schema.align(data, str(path), trained_on)
 
 
 def recode_classes(data: Dataset, classes: Sequence[str], where: str) -> np.ndarray:

@@ -94,7 +94,13 @@ def method_class(name: str) -> MethodClass:
         if ep is None:
             raise KeyError(f"unknown method {name!r}; known: {', '.join(method_names())} (a method of your own "
                            "joins with --plugin FILE.py that calls register_method)")
-        cls = ep.load()
+        try:
+            cls = ep.load()
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - an installed package's fault, said as input
+            from ggp_automl.spaces._plugins import PluginError, where
+
+            raise PluginError(f"the {ENTRY_POINT_GROUP} entry point {ep.name} = {ep.value} of an installed package "
+                              f"fails: {where(exc)}") from None
     _REGISTERED[name] = cls
     return cls
 

@@ -160,7 +160,7 @@ class CheckedOperator:
             out = self.operator(*args)
         except OperatorError:
             raise
-        except Exception as exc:  # noqa: BLE001 - the user's code: said with its place, not a traceback
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's code: said with its place, not a traceback
             raise OperatorError(f"the {self.name} operator {self.label} fails: {_where(exc)}") from None
         problem = _result_problem(self.name, out, args)
         if problem:
@@ -193,7 +193,7 @@ def _run_hook(call, what: str) -> None:
         call()
     except OperatorError:
         raise
-    except Exception as exc:  # noqa: BLE001 - the user's code
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's code
         raise OperatorError(f"{what} fails: {_where(exc)}") from None
 
 
