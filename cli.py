@@ -43,7 +43,13 @@ if __name__ == "__main__" and not __package__:
         sys.modules["ggp_automl"] = importlib.util.module_from_spec(_spec)
         _spec.loader.exec_module(sys.modules["ggp_automl"])
 
-from ggp_automl.commands.main import build_parser, main  # noqa: E402
+try:
+    from ggp_automl.commands.main import build_parser, main  # noqa: E402
+except KeyboardInterrupt:  # Ctrl-C while the program loads: the documented 130, not a traceback
+    if __name__ != "__main__":
+        raise
+    print("interrupted", file=sys.stderr)
+    sys.exit(130)
 
 __all__ = ["build_parser", "main"]
 

@@ -36,8 +36,11 @@ NAME, HELP = 'predict', "predict the labels of a dataset with a run's final mode
 def register(sub) -> None:
     """Add ``predict`` to the command line's sub-commands."""
     p = sub.add_parser(NAME, help=HELP)
-    p.add_argument("run", type=path_arg, metavar="DIR")
-    p.add_argument("--data", required=True, metavar="FILE", help="data with the training data's features")
+    p.add_argument("run", type=path_arg, metavar="DIR",
+                   help="a finished run directory; its best/model.joblib is a pickle, and loading it runs the code "
+                        "it holds: use run directories you trust (a model file whose checksum differs from the one "
+                        "the run recorded is refused)")
+    p.add_argument("--data", required=True, metavar="FILE", help="data with the training data's features, matched by column name")
     p.add_argument("--out", type=path_arg, metavar="FILE", help="CSV to write (default DIR/predictions-<data>.csv)")
     p.add_argument("--scores", action="store_true", help="also write each label's score")
     p.set_defaults(func=run)

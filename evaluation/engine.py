@@ -387,6 +387,7 @@ class DaskEngine(EvaluationEngine):
         return future
 
     def _result(self, future) -> EvaluationResult | None:
+        ours = future.key in self._submitted  # cancel() forgets the futures it cancels
         started, phenotype = self._submitted.pop(future.key, (time.time(), ""))
         self.busy_seconds += time.time() - started
         if future.status == "error":
@@ -402,7 +403,16 @@ class DaskEngine(EvaluationEngine):
             return EvaluationResult(phenotype, CRASHED, 0.0,
                                     reason=f"the Dask task failed: {type(exc).__name__}: {exc}"[:600])
         if future.status == "cancelled":
-            return None
+            if not ours:
+                return None
+            # Not cancelled by us: the workers holding the scattered data died (a candidate that kills its
+            # worker, retried by Dask on the next one, can take them all). Recorded as crashed, never dropped
+            # (issue 24); the data are scattered again for the next candidate.
+            self._split_future, self._split_key = None, None
+            self._grammars.clear()
+            return EvaluationResult(phenotype, CRASHED, 0.0,
+                                    reason="the Dask worker evaluating it died (killed, or out of memory), and the "
+                                           "cluster lost the data it needed; the candidate was not finished")
         return future.result()
 
     def wait(self, handles, timeout=None):

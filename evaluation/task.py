@@ -281,6 +281,10 @@ class SingleLabel(Task):
             only = f"only class {self.classes[present[0]]!r} occurs" if present.size else "no class occurs"
             raise DataError(f"{where}: {only} in {what}: a model that ignores the features is perfect, so there is "
                             "nothing to learn; check which attribute is the class (the last one, or --target NAME)")
+        if counts.max() < 2:  # issue 24: such a run "finished" with fitness 0
+            raise DataError(f"{where}: every class occurs once in {what}: a model learns the classes of some rows and "
+                            "is validated on others, whose classes it never saw, so every candidate would score 0; "
+                            "give at least two rows of some class (is the class attribute an identifier?)")
         rare = [repr(self.classes[k]) for k in present if counts[k] < cv]
         if rare:
             return [f"{where}: {len(rare)} class(es) have fewer rows than the {cv} cross-validation folds in {what} "

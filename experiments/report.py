@@ -83,7 +83,18 @@ def _header(experiment_dir: Path, manifest: dict, records: list[dict]) -> list[s
             f"- datasets: {', '.join(datasets)}",
             f"- runs: {len(records)} in the grid — {states.count('done')} done, {states.count('failed')} failed, "
             f"{states.count('unfinished')} unfinished (running or interrupted), {states.count('missing')} not run yet",
-            ""]
+            *_not_done(records, manifest), ""]
+
+
+def _not_done(records: list[dict], manifest: dict) -> list[str]:
+    """The runs that did not finish, named, and how to finish them: the tables below hold only the others."""
+    late = [r for r in records if r["status"] != "done"]
+    if not late:
+        return []
+    shown = ", ".join(f"`{r['id']}` ({r['status']})" for r in late[:20])
+    more = f" and {len(late) - 20} more" if len(late) > 20 else ""
+    return [f"- not in the tables below: {shown}{more}; `python cli.py bench {_shown(manifest['source'])}` "
+            "continues the unfinished ones and runs the missing ones"]
 
 
 def _shown(path) -> str:

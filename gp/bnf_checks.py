@@ -39,8 +39,11 @@ _TOKEN_ESTIMATE = re.compile(r'#[^\n]*|"[^"\n]*"|<[^<>|\s]+>|[^\s<>|()\[\],@"#]+
 
 
 def literal_value(kind: str, text: str) -> tuple[float | None, str | None]:
-    """The value of a literal of an int/real hyper-parameter, or why it is not one."""
+    """The value of a literal of an int/real hyper-parameter, or why it is not one. Digits are ASCII ones:
+    Python's int() and float() also read ``٣`` or ``３`` (issue 24), which no file of numbers means."""
     try:
+        if not text.isascii():
+            raise ValueError(text)
         value = int(text) if kind == "int" else float(text)
     except ValueError:
         return None, f"'{shorten(text)}' is not a valid {'integer' if kind == 'int' else 'real number'}"
@@ -270,6 +273,7 @@ _ANNOTATION_TOKEN = re.compile(r'\s*([A-Za-z_]+)(?:=("[^"]*"|\S+))?')
 
 def parse_annotation(raw: RawAnnotation, src: SourceText, diags: list[Diagnostic]) -> Annotation | None:
     kind, default, sentinel = None, None, False
+    seen: set[str] = set()
     pos = 0
     text = raw.text
     ok = True
@@ -287,6 +291,10 @@ def parse_annotation(raw: RawAnnotation, src: SourceText, diags: list[Diagnostic
             return None
         key, value = m.group(1), m.group(2)
         start = m.start(1)
+        if key in seen:  # which one would win is a guess: refuse (issue 24)
+            err(start, f"'{key}' is given twice in one annotation; keep one")
+            ok = False
+        seen.add(key)
         if key == "type":
             if value not in KINDS:
                 what = f"unknown hyper-parameter type '{shorten(value)}'" if value else "type needs a value"
@@ -298,7 +306,7 @@ def parse_annotation(raw: RawAnnotation, src: SourceText, diags: list[Diagnostic
                 err(start, "default needs a value: default=VALUE")
                 ok = False
             elif value.startswith("#"):
-                if not value[1:].isdigit() or int(value[1:]) < 1:
+                if not (value[1:].isascii() and value[1:].isdigit()) or int(value[1:]) < 1:
                     err(start, f"'{value}' is not an alternative number; write #1, #2, …")
                     ok = False
                 else:

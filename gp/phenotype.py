@@ -18,8 +18,8 @@ from .errors import PhenotypeError
 from .grammar import NonTerminal, Sampler, Terminal
 from .tree import Leaf, Node
 
-_INT = re.compile(r"[+-]?\d+")
-_REAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+_INT = re.compile(r"[+-]?[0-9]+")  # ASCII digits: \d also takes other scripts
+_REAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 _MAX_PARTIAL = 10_000
 
 

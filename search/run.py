@@ -197,8 +197,9 @@ def start(config: RunConfig, grammar: str | Path | Grammar, data: RunData, out: 
         config = config.replace(mode=config.effective_mode, method_params=config.params).for_task(data.train.task)
     except ValueError as exc:
         raise RunError(str(exc)) from None
+    config, adjusted = _adjusted(config)
     data_warnings = check_run_data(config, data)
-    for line in lines + [f"warning: {w}" for w in data_warnings]:
+    for line in lines + [f"warning: {w}" for w in adjusted + data_warnings]:
         if warn is not None:
             warn(line)
     try:  # before the run directory exists: a method may refuse the grammar (bo, ga: a recursive one)
@@ -213,7 +214,8 @@ def start(config: RunConfig, grammar: str | Path | Grammar, data: RunData, out: 
             "grammar": str(Path(g.path).resolve()) if Path(g.path).exists() else g.path,
             "grammar_sha256": _sha256(g.path) if Path(g.path).exists() else None,
             "species_sha256": {s: _sha256(s) for s in _species_files(config)},
-            "data": {**data.description, "warnings": data_warnings}, "versions": library_versions(),
+            "data": {**data.description, "warnings": data_warnings}, "adjusted": adjusted,
+            "versions": library_versions(),
             "argv": list(argv) if argv is not None else sys.argv, "started": _dt.datetime.now().isoformat(),
         })
     try:
@@ -222,6 +224,19 @@ def start(config: RunConfig, grammar: str | Path | Grammar, data: RunData, out: 
     finally:
         if run is not None:
             run.release()
+
+
+def _adjusted(config: RunConfig) -> tuple[RunConfig, list[str]]:
+    """Settings the run cannot keep as given, changed to the nearest it can, each said in a sentence (printed
+    once as a warning and kept in config.json's "adjusted"): never silently."""
+    from ggp_automl.evaluation.engine import MIN_START_SECONDS
+
+    said = []
+    if config.eval_timeout is not None and config.eval_timeout < MIN_START_SECONDS:
+        said.append(f"the evaluation timeout {config.eval_timeout:g} s is below the {MIN_START_SECONDS:g} s a candidate "
+                    f"is given at least (evaluation/engine.py); the run uses {MIN_START_SECONDS:g} s")
+        config = config.replace(eval_timeout=MIN_START_SECONDS)
+    return config, said
 
 
 def _plugins(specs) -> tuple[str, ...]:

@@ -160,8 +160,23 @@ def smoke(tmp_path_factory):
     assert finished and interrupted, "the grid never had a finished and a running run at once"
     time.sleep(1.0)
     assert not any(in_use(d) for d in interrupted), "a run outlived the killed grid"
+    partial = cli("report", str(out), "--out", str(out.parent / "partial-report"))  # issue 24: half a grid
+    partial_md = (out.parent / "partial-report" / "report.md").read_text() if partial.returncode == 0 else ""
     again = cli("bench", str(out), "--quiet")
-    return {"out": out, "exp": exp, "finished": finished, "interrupted": interrupted, "again": again}
+    return {"out": out, "exp": exp, "finished": finished, "interrupted": interrupted, "again": again,
+            "partial": partial, "partial_md": partial_md}
+
+
+def test_report_of_a_killed_grid_reports_what_finished_and_names_what_did_not(smoke):
+    partial, md = smoke["partial"], smoke["partial_md"]
+    assert partial.returncode == 0, partial.stdout + partial.stderr
+    assert "Traceback" not in partial.stderr and "internal error" not in partial.stderr
+    done = len(smoke["finished"])
+    assert f"{done} done" in md, md[:2000]
+    runs = {r.directory: r.id for r in smoke["exp"].runs}
+    for d in smoke["interrupted"]:
+        assert f"`{runs[d.name]}` (unfinished)" in md, md[:2000]
+    assert "continues the unfinished ones and runs the missing ones" in md
 
 
 def test_killed_grid_resumes_without_repeating_work(smoke):

@@ -303,3 +303,76 @@ def test_a_plugin_that_calls_sys_exit_while_imported_is_an_input_error(tmp_path,
     assert code == 1, (code, err)
     assert "leaving.py calls sys.exit(7) while it is imported" in err and "leaving.py:2" in err, err
     assert time.perf_counter() - t0 < 60
+
+
+def test_a_time_limit_below_the_floor_is_said_once_and_recorded(workspace):
+    """Before: `--eval-timeout 0.2s` ran every candidate with 1 s without a word."""
+    with scratch(workspace) as here:
+        code, _, err = call(["evolve", "--grammar", "g.bnf", "--data", "train.csv", "--target", "class", "--population",
+                             "4", "--generations", "1", "--budget", "15s", "--eval-timeout", "0.2s", "--workers", "1",
+                             "--quiet", "--out", "T"], here)
+        assert code == 0, err
+        said = "the evaluation timeout 0.2 s is below the 1 s a candidate is given at least"
+        assert err.count(said) == 1, err
+        config = json.loads((here / "T" / "config.json").read_text())
+        assert config["config"]["eval_timeout"] == 1.0 and said in config["adjusted"][0]
+
+
+# -- grammar tokens that were read as something else -------------------------------------------------------------
+
+@pytest.mark.parametrize("text, message", [
+    ("<S> ::= BR <c>\n<c> ::= KNN <k>\n<k> ::= RANDOM-INT(1, \u0663)    #@ type=int default=1\n",
+     "3:23: error: unexpected '\u0663'"),
+    ("<S> ::= BR <c>\n<c> ::= KNN <k>\n<k> ::= 1 | 3    #@ type=cat default=1 default=3\n",
+     "'default' is given twice in one annotation"),
+    ("<S> ::= BR <c>\n<c> ::= KNN <k>\n<k> ::= RANDOM-INT(1, 5)    #@ type=int default=\uff13\n",
+     "is not a valid integer"),
+])
+def test_grammar_tokens_that_were_silently_read_are_errors(tmp_path, text, message):
+    """Digits of other scripts were read as numbers; of a key given twice, one silently won."""
+    (tmp_path / "g.bnf").write_text(text, encoding="utf-8")
+    code, out, err = call(["check", "--grammar", "g.bnf"], tmp_path)
+    assert code == 1 and message in err, err
+
+
+def test_a_meka_label_count_that_is_not_a_number_is_refused(tmp_path):
+    """Before: read as a single-label file (its last attribute the class)."""
+    (tmp_path / "d.arff").write_text("@relation 'd: -C six'\n@attribute a {0,1}\n@attribute b {0,1}\n"
+                                     "@attribute x numeric\n@data\n" + "0,1,0.5\n1,0,0.25\n" * 10)
+    (tmp_path / "g.bnf").write_text(GRAMMAR)
+    code, out, err = call(["check", "--grammar", "g.bnf", "--data", "d.arff"], tmp_path)
+    assert code == 1 and "d.arff: the relation name's -C six is not a number of labels" in err, err
+
+
+def test_data_with_one_row_per_class_is_refused_before_a_search(tmp_path):
+    """Before: the run "finished" with fitness 0."""
+    (tmp_path / "g.bnf").write_text(GRAMMAR)
+    write_csv(tmp_path / "d.csv", [{**r, "class": f"c{i}"} for i, r in enumerate(rows(12, 0))], COLUMNS)
+    code, out, err = call(["evolve", "--grammar", "g.bnf", "--data", "d.csv", "--target", "class", "--budget", "10s",
+                           "--out", "run"], tmp_path)
+    assert code == 1 and "every class occurs once in the training data" in err, err
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.slow  # five interrupted runs: about twenty seconds
+@pytest.mark.parametrize("delay", [0.05, 0.3, 1.0, 2.5, 6.0])
+def test_ctrl_c_at_any_moment_ends_with_130_and_no_traceback(tmp_path, delay):
+    """While the program loads, parses, checks, starts its workers, searches or refits."""
+    import signal
+    import subprocess
+    import sys
+
+    from .conftest import ROOT
+
+    (tmp_path / "g.bnf").write_text(GRAMMAR)
+    write_csv(tmp_path / "train.csv", rows(120, 0), COLUMNS)
+    proc = subprocess.Popen([sys.executable, str(ROOT / "cli.py"), "evolve", "--grammar", "g.bnf", "--data",
+                             "train.csv", "--target", "class", "--budget", "20s", "--workers", "1", "--quiet",
+                             "--out", "run"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode in (130, 0), (proc.returncode, err[-2000:])
+    assert "Traceback" not in out + err and "internal error" not in err, err[-3000:]
+    if proc.returncode == 130:
+        assert err.strip().splitlines()[-1].startswith("interrupted"), err

@@ -21,7 +21,9 @@ from ..targets import target_names, unknown_target
 from ._columns import _Attribute
 from ._text import _exists, _unescape
 
-_MEKA_C = re.compile(r"-C\s+(-?\d+)")
+_MEKA_C = re.compile(r"-C\s+(-?[0-9]+)")
+#: any ``-C`` option of a relation name, whatever follows it (a MEKA file's label count)
+_MEKA_C_ANY = re.compile(r"(?:^|\s|')-C(?=\s|'|$)(?:\s+([^\s']+))?")
 
 
 def _xml_beside(path: Path) -> Path | None:
@@ -94,6 +96,10 @@ def _resolve_labels(labels: LabelSpec, attrs: list[_Attribute], relation: str, p
         return _labels_by_name(_xml_labels(xml), attrs, f"{xml}", f"{xml.name} (for {path.name})")
     m = _MEKA_C.search(relation)
     if m is None:
+        bad = _MEKA_C_ANY.search(relation)
+        if bad is not None:  # a MEKA file whose label count is not a number: not a single-label file (issue 24)
+            raise DataError(f"{path}: the relation name's -C {bad.group(1) or ''} is not a number of labels "
+                            "(MEKA's -C q: the first q attributes are labels, or the last |q| for q < 0)")
         return None
     return _meka_labels(int(m.group(1)), d, f"{path}")
 
