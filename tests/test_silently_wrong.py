@@ -376,3 +376,83 @@ def test_ctrl_c_at_any_moment_ends_with_130_and_no_traceback(tmp_path, delay):
     assert "Traceback" not in out + err and "internal error" not in err, err[-3000:]
     if proc.returncode == 130:
         assert err.strip().splitlines()[-1].startswith("interrupted"), err
+
+
+# -- a hostile-input run over predict, --resume and grammar tokens: no answer that is silently wrong -------------
+
+def _variant(records: list[dict], draw) -> tuple[list[dict], list[str], bool]:
+    """A predict file made from the new rows: (rows, columns, whether its predictions must be the true ones)."""
+    columns = list(draw(st.permutations(COLUMNS)))
+    changed = [dict(r) for r in records]
+    kind = draw(st.sampled_from(["reorder", "drop", "extra", "rename", "text", "blank class"]))
+    if kind == "drop":
+        columns.remove(draw(st.sampled_from(["a", "b", "colour", "size"])))
+    elif kind == "extra":
+        columns.append("noise")
+        for r in changed:
+            r["noise"] = 1.0
+    elif kind == "rename":
+        old = draw(st.sampled_from(["a", "b", "colour", "size"]))
+        columns[columns.index(old)] = old.upper() + "_"
+        for r in changed:
+            r[old.upper() + "_"] = r[old]
+    elif kind == "text":
+        changed[draw(st.integers(0, len(changed) - 1))][draw(st.sampled_from(["a", "b", "size"]))] = "n/a?x"
+    elif kind == "blank class":
+        for r in changed:
+            r["class"] = "?"
+    return changed, columns, kind in ("reorder", "blank class")
+
+
+@settings(max_examples=25, **PROPERTY)
+@given(data=st.data())
+def test_hostile_predict_files_are_refused_or_predicted_right(workspace, data):
+    with scratch(workspace) as here:
+        truth = predict_run(here / "A", here / "new.csv").predictions
+        changed, columns, right = _variant(rows(60, 1), data.draw)
+        write_csv(here / "hostile.csv", changed, columns)
+        code, out, err = call(["predict", "A", "--data", "hostile.csv", "--out", "p.csv"], here)
+        if right:
+            assert code == 0, err
+            np.testing.assert_array_equal(predict_run(here / "A", here / "hostile.csv").predictions, truth)
+        else:
+            assert code == 1 and err.startswith("error: hostile.csv") and not (here / "p.csv").exists(), err
+
+
+@settings(max_examples=12, **PROPERTY)
+@given(files=st.sets(st.sampled_from(["checkpoint.pkl", "evaluations.jsonl", "config.json"]), min_size=1))
+def test_hostile_resumes_with_another_runs_files_are_refused(workspace, files):
+    with scratch(workspace) as here:
+        for name in files:
+            shutil.copy(here / "B" / name, here / "unfinished" / name)
+        code, out, err = call(["evolve", "--resume", "unfinished", "--quiet"], here)
+        if len(files) == 3:  # config, checkpoint and log all B's: B's own run, resumed
+            return
+        assert code == 1 and "belongs to another run" in err, (files, err)
+        assert not (here / "unfinished" / "final.json").exists()
+
+
+@settings(max_examples=30, **PROPERTY)
+@given(data=st.data())
+def test_a_stray_token_anywhere_beside_an_algorithm_is_refused(tmp_path_factory, data):
+    """Insert a word into an alternative of a shipped grammar that names an algorithm: `check` refuses it."""
+    from ggp_automl.gp.bnf_parser import load_grammar
+    from ggp_automl.gp.grammar import Terminal
+    from ggp_automl.spaces.registry import load_all
+
+    from .conftest import GRAMMARS
+
+    name = data.draw(st.sampled_from(["small.bnf", "medium.bnf", "ensembles.bnf"]))
+    grammar = load_grammar(GRAMMARS / name)
+    algorithms = load_all()
+    spots = [item.location for rule in grammar if rule.kind == "alg" for alt in rule.alternatives
+             for item in alt.items if isinstance(item, Terminal) and item.text in algorithms]
+    spot = data.draw(st.sampled_from(spots))
+    word = data.draw(st.sampled_from(["bogus", "fast", "KNN", "0.5", "-U", "PCut1"]))
+    lines = (GRAMMARS / name).read_text().splitlines()
+    line, column = spot.line - 1, spot.column - 1
+    lines[line] = lines[line][:column] + word + " " + lines[line][column:]
+    path = tmp_path_factory.mktemp("stray") / name
+    path.write_text("\n".join(lines) + "\n")
+    code, out, err = call(["check", "--grammar", path.name], path.parent)
+    assert code == 1 and (f"'{word}' beside" in err or "follows" in err), err[-1500:]

@@ -77,7 +77,7 @@ class Dataset:
         raw_Y = np.asarray(self.Y)
         classes = tuple(str(c) for c in self.classes)
         if raw_Y.ndim == 1:
-            if not classes:
+            if not classes and (raw_Y != -1).any():  # every class unknown ('?', data to predict): no names needed
                 raise DataError(f"{where}: a class vector needs its class names")
             if raw_Y.size and (not np.isin(raw_Y, np.arange(-1, len(classes))).all()):
                 raise DataError(f"{where}: class codes must lie in 0..{len(classes) - 1} (-1: unknown)")
