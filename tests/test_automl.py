@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from sklearn.base import clone
 from sklearn.model_selection import KFold, cross_val_score
 
@@ -10,6 +11,7 @@ from ggp_automl import GrammarAutoML
 from .conftest import GRAMMARS
 
 
+@pytest.mark.slow  # minutes-long end to end: with the slow suite (CI runs both; issue 23's 15-minute developer suite)
 def test_grammar_automl_is_a_well_behaved_estimator(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # nothing may be written without output_dir
     X, Y = load_default()

@@ -57,7 +57,8 @@ def _close(a, b) -> bool:
 
 # -- the flat space --------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("grammar_file", SHIPPED)
+@pytest.mark.parametrize("grammar_file", [pytest.param(g, marks=pytest.mark.slow) if g == "large.bnf" else g
+                                          for g in SHIPPED])  # large.bnf: 16 s, with the slow suite
 def test_grammar_to_configspace_to_tree_round_trip(grammar_file):
     bound = load_grammar(GRAMMARS / grammar_file).bind(_meta(grammar_file))
     flat = FlatSpace(bound, seed=3)
@@ -210,6 +211,7 @@ def test_bo_is_registered_with_its_parameters():
     assert method.params["surrogate"] == "gp" and len(method.flat) == 27
 
 
+@pytest.mark.slow  # minutes-long end to end: with the slow suite (CI runs both; issue 23's 15-minute developer suite)
 def test_cli_evolve_bo_end_to_end(tmp_path):
     out = tmp_path / "run"
     r = subprocess.run([sys.executable, str(ROOT / "cli.py"), "evolve", "--method", "bo", "--grammar",

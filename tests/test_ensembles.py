@@ -79,6 +79,7 @@ def test_every_algorithm_combination_at_its_defaults_fits(ensembles, small_data)
     assert np.mean([r.fitness for r in results]) > 0.5  # three classes: 0.33 by chance
 
 
+@pytest.mark.slow  # minutes-long end to end: with the slow suite (CI runs both; issue 23's 15-minute developer suite)
 def test_random_configurations_of_the_full_space_work(ensembles, small_data):
     generator = TreeGenerator(ensembles.bind(META))
     trees = [generator.grow(np.random.default_rng(seed)) for seed in range(24)]
@@ -117,6 +118,7 @@ def test_grammar_automl_classifier_is_a_scikit_learn_classifier(estimator, check
     check(estimator)
 
 
+@pytest.mark.slow  # minutes-long end to end: with the slow suite (CI runs both; issue 23's 15-minute developer suite)
 def test_the_classifier_searches_the_ensemble_space_with_pbil():
     X, y = load_default("singlelabel")
     labels = np.array(["low", "mid", "high"])[y]

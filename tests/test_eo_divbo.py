@@ -97,7 +97,7 @@ def _config(method, **kw):
 
 # -- EO -------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("method", ["eo", "divbo"])
+@pytest.mark.parametrize("method", ["eo", pytest.param("divbo", marks=pytest.mark.slow)])  # divbo: 16 s
 @pytest.mark.parametrize("mode", ["generational", pytest.param("async", marks=pytest.mark.slow)])
 def test_same_seed_same_search(small, data, tmp_path, scoring_world, method, mode):  # noqa: F811
     runs = []
@@ -210,6 +210,7 @@ def test_divbo_defaults_to_a_caruana_ensemble_and_eo_to_its_own():
 
 # -- a real run ------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # minutes-long end to end: with the slow suite (CI runs both; issue 23's 15-minute developer suite)
 def test_cli_eo_run_returns_its_majority_vote_ensemble(tmp_path):
     """EO's ensemble needs no final re-evaluation, so a short budget shows it (DivBO's real run, which ends
     with Caruana selection, is in test_ensemble_run.py)."""

@@ -39,6 +39,7 @@ def data_args() -> list[str]:
     return ["--fold", "1"]  # the embedded dataset, fold 1 held out
 
 
+@pytest.mark.slow  # minutes-long end to end: with the slow suite (CI runs both; issue 23's 15-minute developer suite)
 def test_a_30_second_run_leaves_every_artefact(tmp_path):
     out = tmp_path / "run"
     t0 = time.time()

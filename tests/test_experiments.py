@@ -167,6 +167,7 @@ def smoke(tmp_path_factory):
             "partial": partial, "partial_md": partial_md}
 
 
+@pytest.mark.slow  # minutes-long end to end: with the slow suite (CI runs both; issue 23's 15-minute developer suite)
 def test_report_of_a_killed_grid_reports_what_finished_and_names_what_did_not(smoke):
     partial, md = smoke["partial"], smoke["partial_md"]
     assert partial.returncode == 0, partial.stdout + partial.stderr
@@ -179,6 +180,7 @@ def test_report_of_a_killed_grid_reports_what_finished_and_names_what_did_not(sm
     assert "continues the unfinished ones and runs the missing ones" in md
 
 
+@pytest.mark.slow  # minutes-long end to end: with the slow suite (CI runs both; issue 23's 15-minute developer suite)
 def test_killed_grid_resumes_without_repeating_work(smoke):
     again = smoke["again"]
     assert again.returncode == 0, again.stdout + again.stderr
@@ -194,6 +196,7 @@ def test_killed_grid_resumes_without_repeating_work(smoke):
     assert all(state_of(smoke["out"] / RUNS / r.directory) == "done" for r in smoke["exp"].runs)
 
 
+@pytest.mark.slow  # minutes-long end to end: with the slow suite (CI runs both; issue 23's 15-minute developer suite)
 def test_runs_of_a_grid_are_ordinary_run_directories(smoke):
     run = smoke["out"] / RUNS / smoke["exp"].runs[0].directory
     r = cli("inspect", str(run))
@@ -205,6 +208,7 @@ def test_runs_of_a_grid_are_ordinary_run_directories(smoke):
     assert config["data"]["fold"] == 1 and config["data"]["folds"] == 3
 
 
+@pytest.mark.slow  # minutes-long end to end: with the slow suite (CI runs both; issue 23's 15-minute developer suite)
 def test_report_of_the_smoke_grid(smoke):
     r = cli("report", str(smoke["out"]), "--blocks", "fold")
     assert r.returncode == 0, r.stderr
@@ -229,6 +233,7 @@ def test_report_of_the_smoke_grid(smoke):
 
 # -- a Dask LocalCluster ----------------------------------------------------------------------
 
+@pytest.mark.slow  # minutes-long end to end: with the slow suite (CI runs both; issue 23's 15-minute developer suite)
 def test_grid_on_a_dask_cluster(tmp_path):
     from distributed import LocalCluster
 

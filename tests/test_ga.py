@@ -230,6 +230,7 @@ def test_resume_after_a_kill_repeats_and_loses_nothing(small, data, tmp_path, fa
     assert outcome.final["method_report"]["genome_length"] == 13
 
 
+@pytest.mark.slow  # minutes-long end to end: with the slow suite (CI runs both; issue 23's 15-minute developer suite)
 def test_evolve_with_ga_end_to_end(tmp_path):
     out = tmp_path / "run"
     r = subprocess.run([sys.executable, str(ROOT / "cli.py"), "evolve", "--method", "ga", "--grammar",

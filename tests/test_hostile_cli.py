@@ -315,7 +315,8 @@ def damage(path: Path, how: tuple) -> None:
         path.unlink()
 
 
-@pytest.mark.parametrize("command", ["inspect", "inspect-finished", "resume", "predict"])
+@pytest.mark.parametrize("command", ["inspect", "inspect-finished", pytest.param("resume", marks=pytest.mark.slow),
+                                     "predict"])  # resume runs the real search: 40 s, with the slow suite
 @settings(max_examples=12, **PROPERTY)
 @given(damages=st.lists(st.tuples(st.sampled_from(FILES), DAMAGE), min_size=1, max_size=3))
 def test_a_damaged_run_directory_ends_cleanly(workspace, command, damages):
@@ -413,6 +414,7 @@ def test_out_of_range_settings_are_usage_errors(here, argv, message):
     assert not (here / "run").exists()
 
 
+@pytest.mark.slow  # minutes-long end to end: with the slow suite (CI runs both; issue 23's 15-minute developer suite)
 def test_the_smallest_memory_limit_leaves_room_for_models(here):
     """64 MB counts what a candidate adds to its worker: a fresh worker alone is over 100 MB."""
     # 20 s, not fresh_evolve's 3 s: on a slow machine no candidate started within 3 s (the same before issue 23)
@@ -536,6 +538,7 @@ def _cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
                           timeout=120, **kwargs)
 
 
+@pytest.mark.slow  # minutes-long end to end: with the slow suite (CI runs both; issue 23's 15-minute developer suite)
 def test_a_run_directory_is_locked_by_the_process_that_owns_it(here):
     """Two real processes: the second is refused while the first runs; kill -9 frees the directory."""
     first = subprocess.Popen([sys.executable, str(ROOT / "cli.py"), "evolve", "--grammar", SMALL, "--data",

@@ -377,6 +377,7 @@ def check_then_sample(path: Path) -> int:
     return code
 
 
+@pytest.mark.slow  # minutes-long end to end: with the slow suite (CI runs both; issue 23's 15-minute developer suite)
 @settings(max_examples=MUTATED, **PROPERTY)
 @given(base=st.sampled_from(sorted(BASES)), ops=st.lists(mutation, min_size=1, max_size=4))
 def test_mutated_shipped_grammars(tmp_path_factory, base, ops):

@@ -54,7 +54,12 @@ def test_the_registry_covers_the_thesis_algorithms(grammars):
     assert kinds == {"mlc": 18, "mlc-aa": 1, "meta-mlc": 7, "slc": 22, "meta-slc": 6}
 
 
-@pytest.mark.parametrize("name", sorted(REGISTRY))
+#: 15-40 s each on the test data (LWL fits a model per query row): with the slow suite
+_SLOW_FITS = {"LWL", "CDN", "CDT"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in _SLOW_FITS else n
+                                  for n in sorted(REGISTRY)])
 def test_each_algorithm_fits_and_predicts(flags, name):
     X, Y, cat = flags
     if name == "NaiveBayesMultinomial":
@@ -109,6 +114,7 @@ def test_random_trees_compile_and_export(grammars, space):
         assert repr(model)
 
 
+@pytest.mark.slow  # 18 s: with the slow suite
 def test_joblib_round_trip_predicts_the_same(flags, grammars, tmp_path):
     X, Y, cat = flags
     g = grammars["medium"]

@@ -203,6 +203,7 @@ def test_method_parameters_reach_the_command_line(tmp_path):
     assert main(["evolve", "--method", "pbil", "--learning-rate", "1.5", "--quiet"]) == 2
 
 
+@pytest.mark.slow  # minutes-long end to end: with the slow suite (CI runs both; issue 23's 15-minute developer suite)
 def test_inspect_shows_the_learned_vectors(tmp_path, capsys):
     from ggp_automl.cli import main
 

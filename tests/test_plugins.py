@@ -144,6 +144,7 @@ def test_evolve_with_a_plugin_then_predict_in_a_fresh_interpreter(tmp_path, user
     assert (run / "best" / "model.joblib").is_file()
 
 
+@pytest.mark.slow  # minutes-long end to end: with the slow suite (CI runs both; issue 23's 15-minute developer suite)
 def test_dask_workers_import_the_plugin_themselves(tmp_path, user_plugin, capsys):
     """LocalCluster worker processes are fresh interpreters (spawned): only the task's plug-in list reaches them."""
     from distributed import LocalCluster

@@ -279,6 +279,7 @@ def test_predict_refuses_a_model_file_the_run_did_not_write(workspace):
                               "recorded when the run wrote it"), err
 
 
+@pytest.mark.slow  # a third run of the fixture's: with the slow suite
 def test_same_seed_same_evaluations_whatever_the_run_id(workspace):
     """The run id comes from the operating system, not from the run's Generator."""
     with scratch(workspace) as here:

@@ -59,6 +59,7 @@ def test_the_shipped_example_is_a_real_restriction_of_large(large):
         assert len(used & TREE_LEARNERS) == 1 and len(used) == 2
 
 
+@pytest.mark.slow  # minutes-long end to end: with the slow suite (CI runs both; issue 23's 15-minute developer suite)
 def test_a_species_file_evolves_beside_a_generated_species(tmp_path):
     """A real run of a few seconds: the file's candidates are evaluated, labelled by its name."""
     out = tmp_path / "run"

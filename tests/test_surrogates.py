@@ -194,6 +194,7 @@ def test_plugs_into_smac_facade(tmp_path):
     assert np.isnan(X).any() and np.nanmin(X) >= 0  # what SMAC 2.4 hands over: NaN for inactive
 
 
+@pytest.mark.slow  # minutes-long end to end: with the slow suite (CI runs both; issue 23's 15-minute developer suite)
 def test_beats_random_sampling_on_the_toy_objective(tmp_path):
     n, seeds = 25, (0, 1, 2)
     gp = [min(toy(c) for c in _smac_run(s, n, tmp_path)) for s in seeds]

@@ -283,6 +283,7 @@ def test_multivariate_groups_run_too(small):  # noqa: F811
     assert method.study.sampler._group  # Optuna's grouped multivariate TPE
 
 
+@pytest.mark.slow  # minutes-long end to end: with the slow suite (CI runs both; issue 23's 15-minute developer suite)
 def test_cli_evolve_tpe_end_to_end(tmp_path):
     out = tmp_path / "run"
     t0 = time.time()

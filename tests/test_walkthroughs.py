@@ -67,6 +67,7 @@ def test_a_remove_an_algorithm(tmp_path, capsys):
     assert len(done) >= 6 and not any("DecisionStump" in r["phenotype"] for r in done)
 
 
+@pytest.mark.slow  # minutes-long end to end: with the slow suite (CI runs both; issue 23's 15-minute developer suite)
 def test_b_add_extra_trees_from_a_module_of_your_own(tmp_path, capsys, forget_plugins):
     line = re.search(r"`(<TREES> ::= [^`]*ExtraTrees <nt>)`", SECTION)[1]
     assert line.split("::=")[1] == TREES.split("::=")[1] + " | ExtraTrees <nt>"
@@ -87,6 +88,7 @@ def test_b_add_extra_trees_from_a_module_of_your_own(tmp_path, capsys, forget_pl
     assert any(r["status"] == "ok" for r in mine), f"seed 15 no longer evaluates an ExtraTrees tree: {mine}"
 
 
+@pytest.mark.slow  # minutes-long end to end: with the slow suite (CI runs both; issue 23's 15-minute developer suite)
 def test_c_a_species_of_your_own_with_spggp(tmp_path, capsys):
     species = tmp_path / "my-forest.bnf"
     species.write_text(readme_file("my-forest.bnf"), encoding="utf-8")
@@ -102,6 +104,7 @@ def test_c_a_species_of_your_own_with_spggp(tmp_path, capsys):
                for r in forest), [r["phenotype"] for r in forest]
 
 
+@pytest.mark.slow  # minutes-long end to end: with the slow suite (CI runs both; issue 23's 15-minute developer suite)
 def test_d_swap_the_mutation(tmp_path, capsys, forget_plugins):
     module = tmp_path / "my_operators.py"
     module.write_text(readme_file("my_operators.py"), encoding="utf-8")
