@@ -121,7 +121,8 @@ def test_own_time_limit_is_a_result_not_a_skipped_candidate(bound, grammar, spli
 @pytest.fixture(scope="module")
 def broken_grammar():
     """A grammar whose second algorithm has no estimator: its candidates fail inside the child."""
-    return parse_grammar("<Start> ::= BR <slc> PCut1\n<slc> ::= NaiveBayes | NoSuchAlgorithm\n", "broken.bnf")
+    return parse_grammar("<Start> ::= BR <slc> <t>\n<slc> ::= NaiveBayes | NoSuchAlgorithm\n"
+                         "<t> ::= PCut1    #@ type=cat default=PCut1\n", "broken.bnf")
 
 
 def test_a_failing_candidate_is_an_error_result_not_an_exception(broken_grammar, split):

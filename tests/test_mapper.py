@@ -76,8 +76,9 @@ def test_unknown_terminal_names_rule_and_file(tmp_path):
     from ggp_automl.gp.bnf_parser import parse_grammar
     from ggp_automl.gp.tree import Leaf, Node
 
-    g = parse_grammar("<Start> ::= BR <slc> PCut1\n<slc> ::= ExtraTrees | J48\n", str(tmp_path / "x.bnf"))
-    tree = Node("Start", 0, (Leaf("BR"), Node("slc", 0, (Leaf("ExtraTrees"),)), Leaf("PCut1")))
+    g = parse_grammar("<Start> ::= BR <slc> <t>\n<slc> ::= ExtraTrees | J48\n<t> ::= PCut1    #@ type=cat default=PCut1\n",
+                      str(tmp_path / "x.bnf"))
+    tree = Node("Start", 0, (Leaf("BR"), Node("slc", 0, (Leaf("ExtraTrees"),)), Node("t", 0, (Leaf("PCut1"),))))
     with pytest.raises(MappingError, match=r"terminal 'ExtraTrees' of <slc> in .*x.bnf:2:1 has no estimator"):
         compile_tree(tree, g)
 

@@ -187,6 +187,7 @@ def test_pbil_is_registered_with_its_declared_parameters():
         "selection"] == 0.3
 
 
+@pytest.mark.slow  # end to end, 8-16 s: with the slow suite (the developer suite's 15 minutes)
 def test_method_parameters_reach_the_command_line(tmp_path):
     from ggp_automl.cli import main
 

@@ -109,6 +109,7 @@ def test_cli_errors_for_plugins_are_exit_1_without_traceback(tmp_path, capsys):
     assert "NotRegisteredAnywhere" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # end to end, 8-16 s: with the slow suite (the developer suite's 15 minutes)
 def test_evolve_with_a_plugin_then_predict_in_a_fresh_interpreter(tmp_path, user_plugin, capsys):
     plugin, grammar, name = user_plugin
     only_it = GRAMMAR.format(name=name).replace("| J48 <mno_c45>", "").splitlines()[:-1]

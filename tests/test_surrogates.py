@@ -183,6 +183,7 @@ def _smac_run(seed: int, n: int, tmp_path, seen: list | None = None):
     return asked
 
 
+@pytest.mark.slow  # end to end, 8-16 s: with the slow suite (the developer suite's 15 minutes)
 def test_plugs_into_smac_facade(tmp_path):
     seen: list = []
     asked = _smac_run(0, 30, tmp_path, seen)
