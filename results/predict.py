@@ -60,10 +60,23 @@ def _check_model_checksum(run_dir: RunDirectory, model_path: Path) -> None:
         raise run_dir.damaged("best/model.joblib", f"unreadable: {exc.strerror or exc}", "the model cannot be used") \
             from None
     if actual != recorded:
-        raise run_dir.damaged("best/model.joblib", "its checksum differs from the one final.json recorded when the "
-                                                   "run wrote it: it is not this run's model, and loading it would "
-                                                   "run the code it holds", "the model is not used (best/model.py "
-                                                   "has the run's code, to fit it again)")
+        owner = _writer(model_path)
+        whose = f"it belongs to another run ({owner})" if owner and owner != run_dir.run_id else \
+            "it is not this run's model"
+        raise run_dir.damaged("best/model.joblib", f"its checksum differs from the one final.json recorded when the "
+                                                   f"run wrote it: {whose}, and loading it would run the code it "
+                                                   "holds", "the model is not used (best/model.py has the run's "
+                                                            "code, to fit it again)")
+
+
+def _writer(model_path: Path) -> str | None:
+    """The run id a model file carries (search/finish.py ``RUN_MARK``), read from its bytes, never unpickled."""
+    import re
+
+    from ..search.finish import RUN_MARK
+
+    m = re.search(re.escape(RUN_MARK.encode()) + rb"([0-9a-f]{16})", model_path.read_bytes())
+    return m.group(1).decode() if m else None
 
 
 def predict_run(run: str | Path, data: str | Path, with_scores: bool = False) -> Predictions:

@@ -151,7 +151,7 @@ def write_best(loop: SearchLoop, winner, model, final: dict) -> list[str]:
         ("tree", lambda: run.write_text(f"{BEST}/tree.txt", winner.tree.render() + "\n")),
         ("dot", lambda: run.write_text(f"{BEST}/tree.dot", winner.tree.to_dot())),
         ("png", lambda: tree_png(winner.tree, run.path / BEST / "tree.png")),
-        ("model", lambda: final.update(model_sha256=_dump(model, run.path / BEST / "model.joblib"))),
+        ("model", lambda: final.update(model_sha256=_dump(_signed(model, run.run_id), run.path / BEST / "model.joblib"))),
         ("code", lambda: run.write_text(f"{BEST}/model.py", code())),
     ]
     for what, step in steps:
@@ -178,6 +178,18 @@ def write_convergence(loop: SearchLoop) -> list[str]:
     except Exception as exc:  # noqa: BLE001
         return [f"could not draw the convergence plot: {type(exc).__name__}: {exc}"]
     return []
+
+
+#: how a model file names the run that wrote it: plain bytes in the pickle stream, which ``predict`` finds
+#: without unpickling a file it refuses (results/predict.py)
+RUN_MARK = "ggp-automl-run:"
+
+
+def _signed(model, run_id: str | None):
+    """``model`` carrying its run's id as a string attribute (its bytes appear verbatim in the file)."""
+    if run_id:
+        model.ggp_automl_run_ = RUN_MARK + run_id
+    return model
 
 
 def _dump(model, path: Path) -> str:

@@ -276,7 +276,7 @@ def test_predict_refuses_a_model_file_the_run_did_not_write(workspace):
         code, out, err = call(["predict", "A", "--data", "new.csv"], here)
         assert code == 1 and not out
         assert err.startswith("error: A/best/model.joblib is corrupted (its checksum differs from the one final.json "
-                              "recorded when the run wrote it"), err
+                              f"recorded when the run wrote it: it belongs to another run ({run_id(here / 'B')})"), err
 
 
 @pytest.mark.slow  # a third run of the fixture's: with the slow suite
