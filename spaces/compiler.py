@@ -79,13 +79,9 @@ def algorithm_chain(tree: Node, grammar: Grammar, random_state: int = 0) -> tupl
 
     def stray(node: Node, spec: AlgorithmSpec) -> None:
         """A token beside the algorithm's name that its builder does not read (registry ``options``)."""
-        named = False
-        for leaf in node.children:
-            if not isinstance(leaf, Leaf) or leaf.value in spec.options:
-                continue
-            if leaf.value == spec.name and not named:
-                named = True
-                continue
+        leaves = [child for child in node.children if isinstance(child, Leaf)]
+        for i in spec.stray([leaf.value for leaf in leaves])[:1]:
+            leaf = leaves[i]
             raise MappingError(f"{leaf.text!r} beside {spec.name} in {_rule_location(grammar, node.rule)} is not "
                                f"a hyper-parameter value or an option {spec.name} reads: it would be ignored")
 

@@ -143,16 +143,12 @@ def _stray_tokens(grammar: Grammar, alt: Alternative, algorithm: AlgorithmSpec, 
     an option its builder reads (a second algorithm name among them), a number drawn outside any
     hyper-parameter. The mapper would drop them (:func:`spaces.compiler.algorithm_chain` refuses them too)."""
     out = []
-    named = False
     reads = (f"{algorithm.name} reads the options {', '.join(algorithm.options)}" if algorithm.options else
              f"{algorithm.name} reads no option written beside its name")
+    terminals = [item for item in alt.items if isinstance(item, Terminal)]
+    stray = {id(terminals[i]) for i in algorithm.stray([t.text for t in terminals])}
     for item in alt.items:
-        if isinstance(item, Terminal):
-            if item.text == algorithm.name and not named:
-                named = True
-                continue
-            if item.text in algorithm.options:
-                continue
+        if id(item) in stray:
             if item.text in names:
                 message = (f"'{item.text}' follows {algorithm.name} in one alternative of {where}: an alternative "
                            f"names one algorithm; put {item.text} in an alternative (or a rule) of its own")

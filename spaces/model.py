@@ -167,18 +167,17 @@ def load_model(path) -> "MultiLabelModel | SingleLabelModel | EnsembleModel":
     """The fitted model saved in ``path`` (``joblib.dump``); :class:`ModelFileError` if it is not one.
 
     A damaged file fails inside unpickling in many ways (truncated streams, bad opcodes, broken
-    compression), so every exception from loading means "cannot be read"."""
-    import os
-
+    compression), so every exception from loading means "cannot be read"; an empty or cut file is said
+    so before loading (:func:`model_file_problem`)."""
     import joblib
 
-    if os.path.getsize(path) == 0:
-        raise ModelFileError(path, "empty")
+    problem = model_file_problem(path)
+    if problem:
+        raise ModelFileError(path, problem)
     try:
         model = joblib.load(path)
     except Exception as exc:  # noqa: BLE001 - see the docstring
-        if isinstance(exc, EOFError) or any(word in str(exc) for word in ("truncated", "exhausted")) \
-                or _cut_pickle(path):
+        if isinstance(exc, EOFError) or any(word in str(exc) for word in ("truncated", "exhausted")):
             raise ModelFileError(path, "truncated") from None
         raise ModelFileError(path, f"unreadable: {type(exc).__name__}: {str(exc)[:160]}") from None
     from .ensemble import EnsembleModel

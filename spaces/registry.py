@@ -38,6 +38,18 @@ class AlgorithmSpec:
     #: name (``KNN fast <k_nn>``); any other terminal there means nothing and a grammar holding it is refused
     options: tuple[str, ...] = ()
 
+    def stray(self, tokens) -> list[int]:
+        """The positions of the tokens beside this algorithm's name (its alternative's items, or a tree
+        node's leaves, as text) that mean nothing: neither the name (its first occurrence) nor an option
+        its builder reads. The grammar check and the mapper both ask this."""
+        named, out = False, []
+        for i, token in enumerate(tokens):
+            if token == self.name and not named:
+                named = True
+            elif token not in self.options:
+                out.append(i)
+        return out
+
     @property
     def base_kind(self) -> str | None:
         """The kind of estimator this algorithm wraps (None if it wraps nothing)."""
