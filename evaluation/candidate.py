@@ -54,6 +54,11 @@ class Split:
     #: (``RunConfig.trace_test``); its score never reaches the search (:attr:`EvaluationResult.test_fitness`)
     X_test: np.ndarray | None = None
     Y_test: np.ndarray | None = None
+    #: return the fitted model, pickled in the child (:attr:`EvaluationResult.model`): the last part's —
+    #: fitted on the learning rows of a hold-out, on the last fold's train rows under cross-validation
+    #: (:attr:`model_rows`). The final re-evaluation keeps it: the model a run returns when the winner
+    #: cannot be refit on all its rows (:mod:`ggp_automl.search.finish`)
+    keep_model: bool = False
 
     def __post_init__(self) -> None:
         if self.task is None:
@@ -71,6 +76,11 @@ class Split:
             return
         for train, test in self.folds:
             yield self.X_learn[train], self.Y_learn[train], self.X_learn[test], self.Y_learn[test]
+
+    @property
+    def model_rows(self) -> int:
+        """Rows the kept model (``keep_model``) was fitted on: the learning rows, or the last fold's train rows."""
+        return len(self.folds[-1][0]) if self.folds else len(self.Y_learn)
 
     @property
     def scored_targets(self) -> np.ndarray:
@@ -94,6 +104,15 @@ class EvaluationResult:
     scores: np.ndarray | None = field(default=None, repr=False, compare=False)
     #: the fitness of the fitted model(s) on ``Split.X_test`` (mean over folds); None when not traced
     test_fitness: float | None = None
+    #: the fitted model, pickled (``Split.keep_model`` only; None when it could not be pickled; never logged
+    #: or cached): :meth:`fitted_model` unpickles it
+    model: bytes | None = field(default=None, repr=False, compare=False)
+
+    def fitted_model(self):
+        """The kept model (``Split.keep_model``), unpickled; None when none was kept."""
+        import pickle
+
+        return None if self.model is None else pickle.loads(self.model)
 
     @property
     def ok(self) -> bool:
@@ -134,7 +153,19 @@ def _fit_and_score(tree: Node, grammar: Grammar, split: Split, fitness: str, ran
                 "predict_time": predict_time}
     return {"status": OK, "measures": measures, "fitness": float(value), "fit_time": fit_time,
             "predict_time": predict_time, "scores": _scored_rows(split, kept) if split.keep_scores else None,
-            "test_fitness": float(np.mean(tested)) if tested and np.all(np.isfinite(tested)) else None}
+            "test_fitness": float(np.mean(tested)) if tested and np.all(np.isfinite(tested)) else None,
+            "model": _pickled(model) if split.keep_model else None}
+
+
+def _pickled(model) -> bytes | None:
+    """``model`` pickled here, in the child: one that cannot be pickled is not kept, and its result still
+    comes back (pickled by the pipe, it would have turned the evaluation into an error)."""
+    import pickle
+
+    try:
+        return pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # noqa: BLE001 - a lambda or an open handle in a plug-in's model
+        return None
 
 
 def _test_fitness(model, task: Task, split: Split, fitness: str) -> float:
@@ -170,5 +201,6 @@ def evaluate_candidate(tree: Node, grammar: Grammar, split: Split, limits: Limit
         return EvaluationResult(phenotype, r["status"], 0.0, fit_time=r["fit_time"], predict_time=r["predict_time"],
                                 wall_time=outcome.wall_time, reason=r["reason"])
     return EvaluationResult(phenotype, OK, r["fitness"], r["measures"], r["fit_time"], r["predict_time"],
-                            outcome.wall_time, scores=r.get("scores"), test_fitness=r.get("test_fitness"))
+                            outcome.wall_time, scores=r.get("scores"), test_fitness=r.get("test_fitness"),
+                            model=r.get("model"))
 
