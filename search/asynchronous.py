@@ -20,9 +20,24 @@ where it was (with one worker, the same run as without the kill). A logged evalu
 matches no candidate (the run is resumed with another number of workers) is still booked,
 cached and told, its tree parsed back from its phenotype: no finished evaluation is lost,
 and none is repeated, because the cache answers for it.
+
+Asking ahead. A method whose ask is costly (BO's surrogate fit and acquisition search, TPE, EO,
+DivBO: :attr:`~ggp_automl.search.methods.base.SteadyStateMethod.ask_is_costly`) must not keep a
+freed worker waiting, nor the loop that would hand out promotions and log results meanwhile.
+:class:`AskAhead` starts the method's next ask in a background thread as soon as a candidate it
+proposed has been handed out (submitted to a worker, or answered by the cache or a twin), and the
+driver waits for that thread before it does anything else with the method or the run's state (a
+tell, a logged result, the next hand-out, a checkpoint, the end of the search). So the run is the
+one in which that ask was made at once, where it started: the proposal for candidate k+1 is made
+from the tells known once candidate k was handed out, never from those that arrive while it is
+being made — a fixed rule that no timing changes, so one worker still gives one run per seed. The
+proposal waits in the method's ``asked_ahead`` and so is in every checkpoint; a replay asks ahead at
+the same points (in the foreground: nothing runs meanwhile), so a resume goes on exactly as before.
+Cheap methods ask when a worker frees, as they always did.
 """
 from __future__ import annotations
 
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -90,6 +105,59 @@ class Replay:
         return None, record
 
 
+class AskAhead:
+    """A costly method's next candidate, asked while the workers evaluate (see the module docstring).
+
+    :meth:`start` begins the next ask (in a thread, or at once while a replay runs), :meth:`take`
+    hands out the candidate asked ahead (or asks now when there is none), :meth:`settle` waits for
+    the ask in progress. The driver settles before every other use of the method or of the run's
+    rng, so no tell runs beside an ask and the two threads never draw from one Generator at once.
+    """
+
+    def __init__(self, method, state):
+        self.method, self.st = method, state
+        self.thread: threading.Thread | None = None
+        self.error: BaseException | None = None
+        #: asks made ahead in the background, and in the foreground (replay): for tests and benchmarks
+        self.background = self.foreground = 0
+
+    @property
+    def enabled(self) -> bool:
+        return bool(getattr(self.method, "ask_is_costly", False))
+
+    def _ask(self) -> None:
+        try:
+            self.method.asked_ahead = self.method.ask_one(self.st.rng)
+        except BaseException as exc:  # noqa: BLE001 - raised again in the driver's thread by settle()
+            self.error = exc
+
+    def start(self, background: bool) -> None:
+        self.settle()
+        if not background:
+            self.foreground += 1
+            self.method.asked_ahead = self.method.ask_one(self.st.rng)
+            return
+        self.background += 1
+        self.thread = threading.Thread(target=self._ask, name="ggp-ask-ahead", daemon=True)
+        self.thread.start()
+
+    def settle(self, quiet: bool = False) -> None:
+        """Wait for the ask in progress (if any); its exception, if it raised, is raised here (unless
+        ``quiet``: the driver is already on its way out with an exception of its own)."""
+        if self.thread is not None:
+            self.thread.join()
+            self.thread = None
+        if self.error is not None:
+            error, self.error = self.error, None
+            if not quiet:
+                raise error
+
+    def take(self) -> Individual:
+        self.settle()
+        ind, self.method.asked_ahead = self.method.asked_ahead, None
+        return ind if ind is not None else self.method.ask_one(self.st.rng)
+
+
 class AsyncDriver:
     def __init__(self, loop: SearchLoop):
         self.loop, self.st, self.cfg = loop, loop.state, loop.config
@@ -101,6 +169,7 @@ class AsyncDriver:
         #: candidates of the replayed past: in flight at the checkpoint, or asked since
         self.waiting: list[Slot] = []
         self.clock = self.st.elapsed  # budget time of the last event: decisions replay identically
+        self.ahead = AskAhead(self.method, self.st)
 
     # -- the current view ------------------------------------------------------------------
     def view(self):
@@ -126,20 +195,24 @@ class AsyncDriver:
             return False
         return bool(self.replay) or time.time() < self.loop.search_deadline() - MIN_START_SECONDS
 
-    def _next_slot(self) -> Slot:
+    def _next_slot(self) -> tuple[Slot, bool]:
+        """The next candidate, and whether the method was asked for it (not a promotion)."""
+        self.ahead.settle()
         key, rungs = self.view()
         promoted = self._promotions(key, len(rungs)).next() if len(rungs) > 1 else None
         st = self.st
         if promoted is not None:
             ind, rung = promoted
             slot = Slot(ind.fresh(), rungs[rung][0], rung, st.step, st.resample, st.split_seed)
+        elif self.ahead.enabled:
+            slot = Slot(self.ahead.take(), rungs[0][0], 0, st.step, st.resample, st.split_seed)
         else:
             slot = Slot(self.method.ask_one(st.rng), rungs[0][0], 0, st.step, st.resample, st.split_seed)
         if self.st.cache.get(*slot.id) is None and not self._busy(slot.id):
             # decided as the candidate is met (not when it starts), so that a replay meets the same
             slot.limit, skipped = self.loop.start_limit(slot.individual.phenotype, (slot.step, slot.rung))
             slot.skip = None if skipped is None else skipped.reason
-        return slot
+        return slot, promoted is None
 
     def _fill(self) -> None:
         # cached candidates, twins and skipped ones take no worker; while replaying (when the clock
@@ -149,8 +222,13 @@ class AsyncDriver:
             asks += 1
             if self.replay and asks > 10 * self.method.generation_size:
                 break
-            self._start(self._next_slot())
+            slot, asked = self._next_slot()
+            self._start(slot)
+            if asked and self.ahead.enabled and self._can_start():
+                # the next ask starts now, from this state, while the workers evaluate (a replay: at once)
+                self.ahead.start(background=not self.replay)
         if not self.replay and self.waiting:  # the replay is over: what was in flight runs now, in order
+            self.ahead.settle()  # an older view's slot may add its targets to the prediction store
             slots, self.waiting = self.waiting, []
             for slot in slots:
                 if self._can_start():
@@ -210,6 +288,7 @@ class AsyncDriver:
         return Slot(ind, key, rung, self.st.step, self.st.resample, self.st.split_seed)
 
     def _finish(self, slot: Slot, result: EvaluationResult | None, restored: bool) -> None:
+        self.ahead.settle()  # no tell, prediction or checkpoint while the method is asking
         twins = self.twins.pop(slot.id, [])
         if result is None:  # cut by the deadline: for the search it did not happen
             return
@@ -225,6 +304,7 @@ class AsyncDriver:
 
     def _route(self, slot: Slot, result: EvaluationResult) -> None:
         """Where a result goes: a lower rung's to ASHA, a full-fidelity one on this view to the method."""
+        self.ahead.settle()
         key, rungs = self.view()
         if slot.individual is None or base_view(slot.key) != key:
             return  # an old view's result, or a record whose tree cannot be rebuilt: booked, not told
@@ -270,9 +350,11 @@ class AsyncDriver:
                     break
                 for slot, result, restored in self._done():
                     self._finish(slot, result, restored)
+            self.ahead.settle()  # the end of the search: the method is the final stage's
         finally:
             if self.running:  # an exception (Ctrl-C): nothing may outlive the search
                 self.loop.engine.cancel(list(self.running))
+            self.ahead.settle(quiet=True)  # nor an ask (a second Ctrl-C does not wait for it)
 
 
 def run_async(loop: SearchLoop) -> None:

@@ -159,14 +159,27 @@ class SteadyStateMethod(SearchMethod):
     """A method that can also run asynchronously (``--mode async``): one candidate at a time.
 
     In that mode the loop never calls :meth:`ask`/:meth:`tell`: whenever a worker frees up it
-    calls :meth:`ask_one`, and it calls :meth:`tell_one` for every candidate that comes back
-    with a full-fidelity fitness on the current data view, in the order they finish. When the
+    calls :meth:`ask_one` (ahead of time for a method that declares :attr:`ask_is_costly`), and it
+    calls :meth:`tell_one` for every candidate that comes back with a full-fidelity fitness on the
+    current data view, in the order they finish. No two calls overlap: an ask made ahead in a
+    background thread is waited for before any other call on the method. When the
     loop changes the data view (a resample, a multi-fidelity period) it calls :meth:`new_view`
     first: fitness values told afterwards must not be compared with earlier ones. Everything
     is still plain picklable state: the checkpoint is the pickled method.
     """
 
     asynchronous: ClassVar[bool] = True
+    #: whether :meth:`ask_one` costs enough (a surrogate's fit, an acquisition's optimisation) that the
+    #: asynchronous driver asks it *ahead*: as soon as a candidate is handed to a worker, the next ask
+    #: runs in a background thread while the workers evaluate, so a freed worker gets its candidate at
+    #: once (:class:`ggp_automl.search.asynchronous.AskAhead`). The cost: the proposal for candidate k+1
+    #: is made from the tells known once candidate k was handed out (never the ones that arrive while it
+    #: is being made), a fixed rule, so one worker still gives one run per seed and a resume is exact.
+    #: Cheap methods keep False: each ask sees every tell before it.
+    ask_is_costly: ClassVar[bool] = False
+    #: the candidate asked ahead and not handed out yet (the driver's; part of the method's state, so
+    #: the checkpoint — the pickled method — keeps it and a resumed run hands out the same candidate)
+    asked_ahead: Individual | None = None
 
     @abstractmethod
     def ask_one(self, rng: np.random.Generator) -> Individual:

@@ -97,6 +97,8 @@ def _dummy_target(config, seed: int = 0) -> float:  # SMAC wants one; ask/tell n
 @register_method
 class BO(FlatSpaceMethod):
     name = "bo"
+    #: SMAC's ask refits the surrogate and searches the acquisition: asked ahead in the asynchronous mode
+    ask_is_costly = True
     parameters: ClassVar = (
         Parameter("surrogate", str, "rf", "BO: the surrogate model: rf (SMAC's random forest, the thesis) or gp "
                   "(Gaussian process with the conditional kernel of the BO thesis)", choices=("rf", "gp")),

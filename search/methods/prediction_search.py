@@ -46,6 +46,8 @@ class PredictionSearch(FlatSpaceMethod):
     """A model-based method that sees the validation predictions of what it evaluated."""
 
     uses_predictions: ClassVar[bool] = True
+    #: a fresh surrogate and an acquisition search per ask (DivBO: LightGBM models too): asked ahead in async
+    ask_is_costly: ClassVar[bool] = True
     parameters: ClassVar = (SURROGATE, INITIAL, CHALLENGERS, POPULATION)
 
     def __init__(self, config, policy=None):

@@ -210,6 +210,8 @@ class TPE(SteadyStateMethod):
     """Optuna's TPE sampler, one trial per candidate (ask/tell), in both modes."""
 
     name = "tpe"
+    #: Parzen estimators fit over every trial at each ask (seconds with --multivariate): asked ahead in async
+    ask_is_costly = True
     parameters = (
         Parameter("population", int, 20, "TPE: candidates per generation (the generational mode's batch, asked "
                                           "together under the constant liar; logs, checkpoints, --reshuffle)",
