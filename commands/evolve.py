@@ -64,6 +64,12 @@ def _report_outcome(outcome, out: Path) -> int:
     c = final["counts"]
     print(f"best:         {w['phenotype']}")
     print(f"validation:   {fitness} {w['valid_fitness']:.4f} (re-evaluated on a fresh split)")
+    returned = final.get("model") or {}
+    if returned.get("refit") is False:  # issue 25: the final re-evaluation's model, not refit on all rows
+        print(f"fitted on:    {returned['rows']} of {returned['of']} training rows ({returned['fitted_on']}): "
+              f"not refit on all rows ({returned.get('refit_failure')})")
+    if final.get("test_failure"):
+        print(f"test:         {final['test_failure']}")
     if final.get("test"):
         m = final["test"]["measures"]
         print(f"test:         {fitness} {m.get(fitness, float('nan')):.4f}  {task.summary(m)}"

@@ -5,6 +5,10 @@ re-evaluation is trained on learning + validation data together and, when a test
 set is given, measured on it. It runs isolated like any candidate — a winner that
 crashes at full size must not take the run down — and the fitted model comes back
 to the parent pickled.
+
+When no candidate can be refit within the budget, the run returns the model its final
+re-evaluation fitted on the learning rows (:mod:`ggp_automl.search.finish`); :func:`score_model`
+measures that one on the test set, isolated too.
 """
 from __future__ import annotations
 
@@ -48,6 +52,27 @@ def _fit(tree: Node, grammar: Grammar, X, Y, categorical, X_test, Y_test, random
         predictions, scores = task.outputs(model, X_test)
         measures = task.measures(Y_test, predictions, scores)
     return model, measures, fit_time
+
+
+def _score(model_bytes: bytes, X_test, Y_test, task: Task):
+    import pickle
+
+    model = pickle.loads(model_bytes)
+    predictions, scores = task.outputs(model, X_test)
+    return task.measures(Y_test, predictions, scores)
+
+
+def score_model(model_bytes: bytes, X_test: np.ndarray, Y_test: np.ndarray, limits: Limits = Limits(),
+                task: Task | None = None) -> FinalFit:
+    """Measure an already fitted model (pickled: :attr:`evaluation.candidate.EvaluationResult.model`) on a
+    test set, in isolation like a refit: the run's model when the winner could not be refit on all its rows.
+    The :class:`FinalFit` holds the measures, not the model."""
+    load_all()
+    task = task or task_of(Y_test)
+    outcome = run_isolated(_score, (model_bytes, X_test, Y_test, task), limits)
+    if outcome.status != OK:
+        return FinalFit(outcome.status, wall_time=outcome.wall_time, reason=outcome.reason)
+    return FinalFit(OK, None, outcome.value, 0.0, outcome.wall_time)
 
 
 def fit_final(tree: Node, grammar: Grammar, X: np.ndarray, Y: np.ndarray, categorical_features=(),

@@ -65,6 +65,11 @@ def _status_text(s: dict) -> str:
     st = s["status"]
     if st["state"] == "finished":
         return "[green]finished[/green]"
+    if st["state"] == "no model":
+        why = escape(str(st.get("reason")))
+        if st.get("refit_failure"):
+            why += f" ({escape(str(st['refit_failure']))})"
+        return f"[red]ended without a model[/red]: {why}"
     if st["state"] == "damaged":
         return "[red]unknown (final.json is damaged)[/red]"
     where = (f"at generation {escape(str(st['last_generation']))}" if st["last_generation"] is not None
@@ -85,6 +90,14 @@ def _render_best(s: dict, run: Path, console: Console) -> None:
     measures = "  ".join(f"{col} {fmt(best['measures'].get(key))}" for col, key in measure_columns(s["task"]).items())
     console.print(Text(f"  {measures}"))
     console.print(Text(f"  phenotype: {best['phenotype']}"), overflow="fold")
+    model = s.get("model")
+    if model and model.get("fitted_on"):
+        line = f"  returned model: fitted on {model.get('rows')} of {model.get('of')} training rows ({model['fitted_on']})"
+        if model.get("refit") is False:
+            line += f"; not refit on all rows: {model.get('refit_failure')}"
+        console.print(Text(line), overflow="fold")
+    if s.get("test_failure"):
+        console.print(Text(f"  test set: {s['test_failure']}"), overflow="fold")
     tree_file = run / "best" / "tree.txt"
     try:
         tree = tree_file.read_text(encoding="utf-8", errors="replace").rstrip("\n")

@@ -185,6 +185,10 @@ def _status(run: Path, final: Optional[dict], generations: Sequence[dict], resum
     last = generations[-1].get("generation") if generations else None
     if final is not None and final.get("status") == "finished":
         return {"state": "finished", "last_generation": last, "resume": None}
+    if final is not None and isinstance(final.get("status"), str) and "winner" in final and not final["winner"]:
+        # the run ended without a model (nothing was fitted that could be returned): say why
+        return {"state": "no model", "last_generation": last, "resume": None, "reason": final["status"],
+                "refit_failure": final.get("refit_failure")}
     if (run / "final.json").exists():
         return {"state": "damaged", "last_generation": last, "resume": None}
     return {"state": "interrupted", "last_generation": last,
@@ -232,8 +236,8 @@ def summarise(run_dir: PathLike) -> dict:
 
     Keys: ``run_dir``, ``problems`` (one line per damaged file: which, why, what it costs),
     ``method``, ``grammar``, ``data``, ``config``, ``versions``, ``argv``, ``started``,
-    ``status`` ({state: finished|interrupted|damaged, last_generation, resume (None when the
-    run cannot be resumed)}),
+    ``status`` ({state: finished|no model|interrupted|damaged, last_generation, resume (None when the
+    run cannot be resumed); "no model" adds the run's ``reason`` and ``refit_failure``}),
     ``best`` (phenotype, fitness, measures, species, source; or None), ``top`` (up to 10
     distinct search-phase phenotypes, best first), ``failures`` ([{status, reason, count}],
     up to 10), ``counts`` (evaluations, failed, cached, generations, elapsed_seconds,
@@ -241,6 +245,9 @@ def summarise(run_dir: PathLike) -> dict:
     adaptive_limits), ``work`` (final.json's worker utilisation block or None), ``species`` ({id:
     {evaluations, failures, best_fitness, mean_fitness, best_phenotype}}, empty for unspeciated runs),
     ``test`` (final.json's test block or None), ``ensemble`` (final.json's ensemble block or None),
+    ``model`` (final.json's model block: which rows the returned model was fitted on — ``fitted_on``,
+    ``rows``, ``of``, ``refit`` and, when it was not refit, ``refit_failure`` — or None), ``test_failure``
+    (why the returned model has no test measures, or None),
     ``winner_measures`` (the single best's validation measures) and ``files`` (relative name → path,
     existing files only).
     Raises :class:`ReportError` when ``run_dir`` is not a run directory; damaged files are not
@@ -285,6 +292,9 @@ def summarise(run_dir: PathLike) -> dict:
         "task": task_of_record(as_dict(config.get("data")).get("task")).name,
         "method_report": _method_report(final),
         "ensemble": as_dict(as_dict(final).get("ensemble")) or None,
+        "model": as_dict(as_dict(final).get("model")) or None,
+        "test_failure": as_dict(final).get("test_failure") if isinstance(as_dict(final).get("test_failure"), str)
+        else None,
         "winner_measures": as_dict(as_dict(as_dict(final).get("winner")).get("valid_measures")),
         "files": {name: str(run / name) for name in [*RUN_FILES, *_method_files(run)] if (run / name).is_file()},
     }

@@ -9,8 +9,20 @@ in the search, would only fail again (issue 9: a run whose every candidate had f
 refit three of them). The refit's time limit is the time-keeper's
 (:meth:`ggp_automl.search.timekeeper.TimeKeeper.refit_timeout`): the time left in the budget; a
 candidate that cannot finish in it is not started (a faster runner-up may be), so the
-run ends within its budget, and says so when no model could be refit in time.
-``final.json`` still records any overrun (the artefacts are written after the refit).
+run ends within its budget.
+
+**Every run that evaluated a candidate successfully returns a model** (issue 25). The final
+re-evaluation keeps the model it fits for its best candidate (:attr:`SearchLoop.kept_model`);
+when no candidate can be refit on all the rows within the budget (or every refit fails), that
+model — fitted on the final split's learning rows, about 80 % of the training rows — is the
+run's: ``best/model.joblib``, measured on the test set like a refit one, status ``finished``.
+``final.json``'s ``"model"`` says which rows the returned model saw (``fitted_on``: ``all
+training rows`` or ``learning rows of the final re-evaluation``, ``rows``, ``of``) and, when it
+was not refit, why (``refit_failure``). A refit started while such a model exists leaves the
+time to measure it on the test set (:meth:`TimeKeeper.test_reserve`). Only a run with no
+candidate re-evaluated (or whose kept model was lost to a kill before the refit) and no refit
+ends without a model. ``final.json`` still records any overrun (the artefacts are written after
+the refit).
 """
 from __future__ import annotations
 
@@ -18,13 +30,17 @@ from pathlib import Path
 
 import joblib
 
-from ggp_automl.evaluation.final import fit_final
+from ggp_automl.evaluation.final import fit_final, score_model
 from ggp_automl.evaluation.isolation import Limits
 
 from .loop import SearchLoop, SearchOutcome
 from .rundir import BEST, FINAL
 
 REFIT_TRIES = 3
+#: final.json's ``model.fitted_on``
+ALL_ROWS = "all training rows"
+LEARNING_ROWS = "learning rows of the final re-evaluation"
+FOLD_ROWS = "train rows of the final re-evaluation's last fold"
 
 
 def _status(loop: SearchLoop, pairs, usable, started: int, winner) -> str:
@@ -44,13 +60,29 @@ def _status(loop: SearchLoop, pairs, usable, started: int, winner) -> str:
     return "no candidate could be refit" if started else "no model could be refit within the budget"
 
 
+def _kept(loop: SearchLoop):
+    """The final re-evaluation's kept model, unpickled here (None: none kept, or it does not load)."""
+    kept = loop.kept_model
+    if kept is None:
+        return None, None
+    try:
+        return kept, kept.result.fitted_model()
+    except Exception:  # noqa: BLE001 - a model pickled in the child that does not load here is no model
+        return None, None
+
+
 def finish(loop: SearchLoop) -> SearchOutcome:
     cfg, st = loop.config, loop.state
     pairs = loop.choose()
+    kept = loop.kept_model
     usable = [(c, r) for c, r in pairs if (r.ok if r is not None else loop.worked(c))]
     archive = [{"phenotype": c.phenotype, "species": c.species, "search_fitness": c.score,
                 "final_fitness": None if r is None else r.fitness, "status": "not re-evaluated" if r is None
                 else r.status} for c, r in pairs]
+    test = loop.test
+    # a refit started while the re-evaluation's model exists leaves the time to measure that one on the test set
+    keep = 0.0 if kept is None or test is None else loop.keeper.test_reserve(
+        kept.result.predict_time, kept.scored_rows, len(test.Y))
     winner, fit, chosen, failure, started = None, None, None, None, 0
     loop.observer.on_phase("refit", usable[0][0].phenotype if usable else "")
     for cand, r in usable:
@@ -58,14 +90,13 @@ def finish(loop: SearchLoop) -> SearchOutcome:
             break
         measured = r.wall_time if r is not None else st.walls.get(cand.phenotype, (None, None))[1]
         remaining = cfg.budget_seconds - loop.now()
-        timeout = loop.keeper.refit_timeout(remaining, measured)
+        timeout = loop.keeper.refit_timeout(remaining, measured, keep)
         if timeout is None:  # it could not end in time; a faster runner-up still may
             failure = (f"{max(remaining, 0.0):.1f} s of the budget were left"
                        + (f", and {cand.phenotype!r} took {measured:.1f} s on the learning rows alone"
                           if measured else "") + "; give a larger --budget")
             continue
         started += 1
-        test = loop.test
         fit = fit_final(cand.tree, loop.grammar, loop.train.X, loop.train.Y, loop.train.categorical_features,
                         None if test is None else test.X, None if test is None else test.Y,
                         Limits(timeout=timeout, memory_bytes=cfg.memory_bytes), random_state=cfg.seed,
@@ -75,16 +106,29 @@ def finish(loop: SearchLoop) -> SearchOutcome:
             break
         failure = f"{fit.status}: {fit.reason}"
     model = fit.model if winner is not None else None
+    refit = winner
+    returned = None if winner is None else {"fitted_on": ALL_ROWS, "rows": int(len(loop.train.Y)),
+                                            "of": int(len(loop.train.Y)), "refit": True}
+    test_measures, test_failure = (fit.test_measures if winner is not None else None), None
+    if winner is None:
+        kept, model = _kept(loop)
+        if kept is not None:  # no refit: the model the final re-evaluation fitted is the run's
+            winner, chosen = kept.candidate, kept.result
+            returned = {"fitted_on": FOLD_ROWS if kept.folds else LEARNING_ROWS, "rows": int(kept.rows),
+                        "of": int(len(loop.train.Y)), "refit": False,
+                        "refit_failure": failure or "no candidate could be refit"}
+            if test is not None:
+                test_measures, test_failure = _score_kept(loop, kept)
     ensemble = None
     if cfg.ensemble_spec is not None or st.method.ensemble() is not None:
         from .ensemble import build_ensemble, build_method_ensemble
 
         loop.observer.on_phase("ensemble", cfg.ensemble_spec or cfg.method)
-        try:
+        try:  # members are refit on all rows: only beside a refit winner
             if cfg.ensemble_spec is not None:
-                built, ensemble = build_ensemble(loop, pairs, winner, fit)
+                built, ensemble = build_ensemble(loop, pairs, refit, fit)
             else:
-                built, ensemble = build_method_ensemble(loop, winner, fit)
+                built, ensemble = build_method_ensemble(loop, refit, fit)
         except Exception as exc:  # noqa: BLE001 - the single best is still a result
             built, ensemble = None, {"kind": cfg.ensemble_spec or cfg.method, "returned": False,
                                      "reason": f"building the ensemble failed: {type(exc).__name__}: {exc}"}
@@ -101,12 +145,14 @@ def finish(loop: SearchLoop) -> SearchOutcome:
             "phenotype": winner.phenotype, "species": winner.species,
             "valid_fitness": chosen.fitness if chosen is not None else winner.score,
             "valid_measures": chosen.measures if chosen is not None else {}},
+        "model": returned,
         "archive": archive,
-        "test": None if winner is None or loop.test is None else {
-            "measures": fit.test_measures, "n_instances": int(loop.test.X.shape[0]),
+        "test": None if winner is None or test is None or test_measures is None else {
+            "measures": test_measures, "n_instances": int(test.X.shape[0]),
             "source": loop.info.get("test_source", "test set")},
+        "test_failure": test_failure,
         "refit_time": None if fit is None else round(fit.wall_time, 3),
-        "refit_failure": None if winner is not None else failure,
+        "refit_failure": None if refit is not None else failure,
         "counts": {**st.counts, "generations": st.generation},
         "mode": cfg.effective_mode,
         "limits": loop.keeper.summary(),
@@ -126,6 +172,18 @@ def finish(loop: SearchLoop) -> SearchOutcome:
     loop.observer.on_phase("done")
     loop.observer.on_end(final)
     return SearchOutcome(winner, final, model, history=loop.history)
+
+
+def _score_kept(loop: SearchLoop, kept) -> tuple[dict | None, str | None]:
+    """The kept model's test measures, isolated and within the time left; or None and why not."""
+    remaining = loop.config.budget_seconds - loop.now()
+    if remaining < loop.keeper.test_reserve(0.0, 1, 1):
+        return None, f"not measured on the test set: {max(remaining, 0.0):.1f} s of the budget were left"
+    scored = score_model(kept.model, loop.test.X, loop.test.Y,
+                         Limits(timeout=remaining, memory_bytes=loop.config.memory_bytes), task=loop.train.task)
+    if scored.ok:
+        return scored.test_measures, None
+    return None, f"measuring it on the test set failed ({scored.status}: {scored.reason})"
 
 
 def write_best(loop: SearchLoop, winner, model, final: dict) -> list[str]:

@@ -136,6 +136,22 @@ def result_from_record(record: dict) -> EvaluationResult:
 
 
 @dataclass
+class KeptModel:
+    """The model the final re-evaluation fitted for a candidate (:meth:`SearchLoop.choose`): what the
+    run returns when no candidate can be refit on all the training rows."""
+
+    candidate: Individual
+    result: EvaluationResult
+    #: the fitted model, pickled (:attr:`EvaluationResult.model`)
+    model: bytes
+    #: rows it was fitted on: the final split's learning rows, or its last fold's train rows
+    rows: int
+    #: rows it was scored on (validation rows, or every row out of fold) and the folds (0: hold-out)
+    scored_rows: int
+    folds: int
+
+
+@dataclass
 class SearchOutcome:
     """What a finished loop hands back (also written to ``final.json`` and ``best/``)."""
 
@@ -168,6 +184,8 @@ class SearchLoop:
         self._views: dict[tuple, tuple[str, Split]] = {}
         self._rungs: dict[str, list[tuple[str, Split]]] = {}
         self._screened_rows: tuple[int, list[float]] | None = None  # the last view's learning rows and rungs
+        #: the final re-evaluation's model of its best candidate (:meth:`choose`)
+        self.kept_model: KeptModel | None = None
         #: evaluations logged after the checkpoint, in the order they finished
         self.restored = sorted(restored, key=lambda r: r.get("n", 0))
         self._restored = {(r["split"], r["phenotype"]): result_from_record(r) for r in self.restored}
@@ -239,7 +257,10 @@ class SearchLoop:
         return self._rungs[key]
 
     def _final_view(self) -> Split:
+        """The final re-evaluation's split; its candidates keep their fitted models (the run's model when
+        the winner cannot be refit on all the rows: :mod:`ggp_automl.search.finish`)."""
         split = restrict(self.train, full_view(self.train, 0, copy.deepcopy(self.state.final_rng), self.config.cv))
+        split = dataclasses.replace(split, keep_model=True)
         return self._keeping_scores(FINAL_VIEW, split) if self.config.ensemble_spec is not None else split
 
     # -- one finished evaluation ---------------------------------------------------------------
@@ -251,6 +272,8 @@ class SearchLoop:
             if r.ok and self.predictions is not None:
                 self.predictions.put(key, r.phenotype, r.fitness, r.scores)
             r = dataclasses.replace(r, scores=None)
+        if r.model is not None:  # a kept model goes back to choose() only: never cached or checkpointed
+            r = dataclasses.replace(r, model=None)
         note = self.keeper.observe(r, timing, search=phase == "search", algorithms=algorithms(r.phenotype))
         record = {"n": st.logged, "time": round(self.now(), 3), "generation": generation, "species": species,
                   "phase": phase, "split": key, "level": level, "phenotype": r.phenotype, "status": r.status,
@@ -440,4 +463,15 @@ class SearchLoop:
         fresh_order = not self.state.method.keeps_final_order
         pairs.sort(key=lambda pr: (pr[1] is None or not pr[1].ok,
                                    -(pr[1].fitness if pr[1] is not None and fresh_order else 0.0)))
-        return pairs
+        self.kept_model = self._keep_first_model(pairs, split)
+        return [(c, None if r is None else dataclasses.replace(r, model=None)) for c, r in pairs]
+
+    def _keep_first_model(self, pairs, split: Split) -> "KeptModel | None":
+        """The fitted model of the first re-evaluated candidate that kept one (the others' are dropped:
+        one model in memory, not one per candidate). None when none did: a re-evaluation restored
+        from the log after a kill, or a model that could not be pickled."""
+        for cand, r in pairs:
+            if r is not None and r.ok and r.model is not None:
+                return KeptModel(cand, r, r.model, split.model_rows, len(split.scored_targets),
+                                 len(split.folds))
+        return None

@@ -92,6 +92,9 @@ MIN_FINAL_SECONDS = 5.0
 #: a refit is not started with less time left than this (a process start and a pickled model
 #: coming back take a few tenths of a second)
 MIN_REFIT_SECONDS = 0.5
+#: scoring the final re-evaluation's kept model on the test set (when the refit fails) is planned at this
+#: many times its measured prediction time per row, plus MIN_REFIT_SECONDS
+TEST_MARGIN = 2.0
 #: the final stage keeps at least this many seconds, so that a short budget (15 % of 5 s is
 #: 0.75 s) still leaves time to refit a fast winner
 MIN_FINAL_RESERVE = 2.0
@@ -212,7 +215,8 @@ class TimeKeeper:
         workers = max(self.workers, 1)
         # one round of re-evaluations on the workers — or, for an ensemble, its members' share of them
         reevaluate = REEVAL_MARGIN * max(max(walls[:workers]), sum(walls[: self.kept]) / workers)
-        return reevaluate + REFIT_FACTOR * self.refit_wall(walls)
+        # whichever of them wins the re-evaluation is refit (final_plan): the slowest one's refit
+        return reevaluate + REFIT_FACTOR * self.refit_wall(sorted(walls[: self.kept], reverse=True))
 
     @property
     def kept(self) -> int:
@@ -221,8 +225,9 @@ class TimeKeeper:
 
     def refit_wall(self, walls: list[float | None]) -> float:
         """The planned time of the end's refits (side by side on the workers), from the measured times of
-        the candidates best first: the winner's, or the first ``refits`` candidates' share of the workers."""
-        first = [w or 0.0 for w in walls[: max(getattr(self, "refits", 1), 1)]]
+        the candidates that may be refit, in the order given: the first one's, or the first ``refits``
+        candidates' share of the workers. A time not measured (None) counts as the hard cap."""
+        first = [self.hard_cap if w is None else w for w in walls[: max(getattr(self, "refits", 1), 1)]]
         return max(first[0] if first else 0.0, sum(first) / max(self.workers, 1))
 
     def search_end(self) -> float:
@@ -234,24 +239,41 @@ class TimeKeeper:
         return max(REFIT_FACTOR * wall_time, MIN_FINAL_SECONDS)
 
     def final_plan(self, walls: list[float | None], now: float) -> tuple[list[int], float]:
-        """Which candidates (given best first, with their measured times) to re-evaluate, and the
-        deadline (budget seconds) of the re-evaluation: list scheduling on the workers in order
-        of search fitness, a candidate kept only if it is planned to end before the refit's
-        reserve. When the first does not fit, none is chosen: re-evaluating only the runners-up
-        could crown one of them over the search's best without a fair comparison. The refits'
-        reserve is for the winner, or an ensemble's first ``refits`` members (:meth:`refit_wall`)."""
-        end = max(self.budget - self.refit_reserve(self.refit_wall(walls)), now)
+        """Which candidates (given best first, with their measured times; None: not measured, planned at
+        the hard cap) to re-evaluate, and the deadline (budget seconds) of the re-evaluation.
+
+        List scheduling on the workers in order of search fitness: a candidate is kept only if the
+        re-evaluation of the ones kept, itself included, is planned to end before the refit's reserve
+        of the slowest of them — whichever wins, its refit has its time (issue 25: a runner-up slower
+        than the search's best won the re-evaluation on bibtex and could not be refit). When the first
+        does not fit, the runners-up are not re-evaluated either: alone they could crown one of them
+        over the search's best without a fair comparison. Then the search's best goes straight to the
+        refit when that fits in the time left; when it does not but its re-evaluation does, the best
+        alone is re-evaluated up to the budget's end — the model it fits is the run's (the refit, if
+        one can still start, may replace it). The refits' reserve is for the winner, or an ensemble's
+        ``refits`` members (:meth:`refit_wall`)."""
+        measured = [self.hard_cap if w is None else float(w) for w in walls]
         free = [now] * max(self.workers, 1)
         chosen: list[int] = []
-        for i, wall in enumerate(walls):
-            need = max(REEVAL_MARGIN * (wall if wall is not None else self.hard_cap), 1.0)
+        for i, wall in enumerate(measured):
+            need = max(REEVAL_MARGIN * wall, 1.0)
             k = int(np.argmin(free))
-            if free[k] + need <= end:
+            trial = free.copy()
+            trial[k] += need
+            stop = self.budget - self.refit_reserve(self.refit_wall(sorted([measured[j] for j in chosen] + [wall],
+                                                                           reverse=True)))
+            if max(trial) <= stop:
                 chosen.append(i)
-                free[k] += need
+                free = trial
             elif i == 0:
                 break
-        return chosen, end
+        if chosen:
+            return chosen, self.budget - self.refit_reserve(self.refit_wall(sorted((measured[j] for j in chosen),
+                                                                                  reverse=True)))
+        if measured and now + REFIT_FACTOR * measured[0] > self.budget \
+                and now + max(REEVAL_MARGIN * measured[0], 1.0) <= self.budget:
+            return [0], self.budget  # no time to refit it: its re-evaluation fits the model the run returns
+        return [], max(self.budget - self.refit_reserve(self.refit_wall(measured)), now)
 
     def reevaluation_limit(self, wall: float | None) -> float:
         """A final re-evaluation's own limit: twice its measured time (the split is new), within the hard cap."""
@@ -259,10 +281,19 @@ class TimeKeeper:
             return self.hard_cap
         return min(self.hard_cap, max(2.0 * wall, MIN_FINAL_SECONDS))
 
-    def refit_timeout(self, remaining: float, measured: float | None) -> float | None:
-        """The refit's limit: the ``remaining`` seconds of the budget, or None — do not start it —
-        when they are fewer than MIN_REFIT_SECONDS or than the candidate's ``measured`` time
-        (None: not known), which the refit on more rows would exceed."""
+    def test_reserve(self, predict_time: float, scored_rows: int, test_rows: int) -> float:
+        """Seconds a refit leaves for measuring the model the run already has (fitted by the final
+        re-evaluation, which predicted ``scored_rows`` rows in ``predict_time`` s) on ``test_rows`` rows."""
+        if not test_rows:
+            return 0.0
+        return MIN_REFIT_SECONDS + TEST_MARGIN * predict_time * test_rows / max(scored_rows, 1)
+
+    def refit_timeout(self, remaining: float, measured: float | None, keep: float = 0.0) -> float | None:
+        """The refit's limit: the ``remaining`` seconds of the budget less the ``keep`` seconds the run
+        still needs after it (measuring the model it already has on the test set, should the refit
+        fail), or None — do not start it — when that is less than MIN_REFIT_SECONDS or than the
+        candidate's ``measured`` time (None: not known), which the refit on more rows would exceed."""
+        remaining -= keep
         if remaining < max(MIN_REFIT_SECONDS, measured or 0.0):
             return None
         return remaining

@@ -105,8 +105,9 @@ def test_search_end_leaves_time_for_the_best_candidates():
     assert keeper.search_end() == 850.0
     keeper.observe_full(0.9, 100.0, keep=10)
     keeper.observe_full(0.8, 150.0, keep=10)
-    # re-evaluating the two best in parallel (1.2 x 150) and refitting the best (1.5 x 100)
-    assert keeper.search_end() == pytest.approx(1000 - 180 - 150)
+    # re-evaluating the two best in parallel (1.2 x 150) and refitting whichever wins: the slower one
+    # could (1.5 x 150; issue 25: a slow runner-up won the re-evaluation and had no time to be refit)
+    assert keeper.search_end() == pytest.approx(1000 - 180 - 225)
 
 
 def test_a_short_budget_still_keeps_time_for_the_refit():
