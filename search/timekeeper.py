@@ -47,12 +47,16 @@ never before half of the 85 %.
 **The final stage never starts work that cannot end before the budget does** (issue 9: a run
 whose candidates had all failed refit one with 1.25 × the hard cap and took 59 s of a 30 s
 budget). :meth:`TimeKeeper.final_plan` re-evaluates the candidates in order of search fitness,
-as many as their measured times allow before the refit's reserve; when not even the best one
-fits, none is re-evaluated and the search's best goes straight to the refit, because a model
-that was not re-evaluated beats no model. The refit (:meth:`TimeKeeper.refit_timeout`) gets
-the time left, and is not started when that is less than the candidate's measured time (it
-fits more rows than it was measured on, so it could not end) or than :data:`MIN_REFIT_SECONDS`;
-the run then says that no model could be refit within the budget.
+as many as their measured times allow before the refit's reserve of the slowest one chosen —
+any of them may win, and the winner's refit must have its time (issue 25) — a time not measured
+counting as the hard cap; when not even the best one fits, none is re-evaluated and the search's
+best goes straight to the refit, because a model that was not re-evaluated beats no model — or,
+when only its re-evaluation fits in the time left, it alone is re-evaluated, since the
+re-evaluation's fitted model is returned when no refit succeeds (:mod:`ggp_automl.search.finish`).
+The refit (:meth:`TimeKeeper.refit_timeout`) gets the time left, less what measuring that kept
+model on the test set needs (:meth:`TimeKeeper.test_reserve`), and is not started when that is
+less than the candidate's measured time (it fits more rows than it was measured on, so it could
+not end) or than :data:`MIN_REFIT_SECONDS`.
 **Ensembles** (``refits`` > 1: ``--ensemble``, DivBO, EO's slots): the final stage is planned for
 the members too — the best ``refits`` candidates' share of the workers for their re-evaluation
 and for their refits, side by side (:meth:`TimeKeeper.refit_wall`) — so the search ends earlier
