@@ -6,28 +6,33 @@ single-label data): the candidate is then fit once per fold, and its measures �
 fitness among them — are the means over the folds. What the targets are, how scores
 become predictions and which measures exist is the split's task's (:mod:`evaluation.task`).
 
-Runs in an isolated child (:mod:`evaluation.isolation`), so an exception, a hang, a
-memory blow-up or a crash becomes a failed result with fitness 0 and a recorded
-reason — never an exception in the search. Non-finite scores are a failure too.
+Runs in an isolated child (:mod:`evaluation.isolation`; by default the thread's reused warm
+child, :mod:`evaluation.warm`), so an exception, a hang, a memory blow-up or a crash becomes a
+failed result with fitness 0 and a recorded reason — never an exception in the search. Non-finite scores are a failure too.
 """
 from __future__ import annotations
 
 import time
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.base import clone
-
+import sklearn
 from ggp_automl.gp.grammar import Grammar
 from ggp_automl.gp.tree import Node
 from ggp_automl.spaces.compiler import compile_tree
+from ggp_automl.spaces.encoding import shared_encodings
 from ggp_automl.spaces.registry import load_all
+from sklearn.base import clone
 
 from .isolation import OK, Limits, run_isolated
 from .metrics import get_fitness
 from .task import Task, task_of
+from .warm import run_warm
 
 INVALID = "invalid"
+#: each cross-validated split's fold arrays, made once per process (see :meth:`Split.parts`)
+_PARTS: weakref.WeakKeyDictionary[Split, list] = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,13 +74,18 @@ class Split:
         """Rows the candidate learns from (a cross-validated split: all its rows)."""
         return len(self.Y_learn)
 
-    def parts(self):
-        """``(X_fit, Y_fit, X_score, Y_score)`` once for a hold-out, once per fold for cross-validation."""
+    def parts(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        """``(X_fit, Y_fit, X_score, Y_score)`` once for a hold-out, once per fold for cross-validation.
+
+        The same array objects every time (made once per split and process): encodings are shared
+        per array object (:func:`~ggp_automl.spaces.encoding.shared_encodings`)."""
         if not self.folds:
-            yield self.X_learn, self.Y_learn, self.X_valid, self.Y_valid
-            return
-        for train, test in self.folds:
-            yield self.X_learn[train], self.Y_learn[train], self.X_learn[test], self.Y_learn[test]
+            return [(self.X_learn, self.Y_learn, self.X_valid, self.Y_valid)]
+        made = _PARTS.get(self)
+        if made is None:
+            made = _PARTS[self] = [(self.X_learn[train], self.Y_learn[train], self.X_learn[test], self.Y_learn[test])
+                                   for train, test in self.folds]
+        return made
 
     @property
     def model_rows(self) -> int:
@@ -125,11 +135,18 @@ class EvaluationResult:
 
 
 def _fit_and_score(tree: Node, grammar: Grammar, split: Split, fitness: str, random_state: int) -> dict:
+    template = compile_tree(tree, grammar, random_state=random_state,
+                            categorical_features=list(split.categorical_features) or None, task=split.task)
+    # The data's encoding is shared by every candidate on this view, and checked for finite values
+    # once, where it is made: the learners' own checks would repeat it at every base fit.
+    with shared_encodings(), sklearn.config_context(assume_finite=True):
+        return _fit_parts(template, split, fitness)
+
+
+def _fit_parts(template, split: Split, fitness: str) -> dict:
     task = split.task
     fit_time = predict_time = 0.0
     per_part, kept, tested = [], [], []
-    template = compile_tree(tree, grammar, random_state=random_state,
-                            categorical_features=list(split.categorical_features) or None, task=task)
     for X_fit, Y_fit, X_score, Y_score in split.parts():
         model = clone(template)  # compiled once; each fold fits a fresh copy
         t0 = time.perf_counter()
@@ -192,7 +209,11 @@ def evaluate_candidate(tree: Node, grammar: Grammar, split: Split, limits: Limit
     """
     get_fitness(fitness)
     load_all()  # import every algorithm module here, once, so forked children inherit them
-    outcome = run_isolated(_fit_and_score, (tree, grammar, split, fitness, random_state), limits)
+    arguments = (tree, grammar, split, fitness, random_state)
+    if limits.warm:  # the grammar and the split are inherited by the warm child, not sent each time
+        outcome = run_warm(_fit_and_score, arguments, limits, shared=(1, 2))
+    else:
+        outcome = run_isolated(_fit_and_score, arguments, limits)
     phenotype = tree.phenotype
     if outcome.status != OK:
         return EvaluationResult(phenotype, outcome.status, 0.0, wall_time=outcome.wall_time, reason=outcome.reason)

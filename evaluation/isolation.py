@@ -55,6 +55,8 @@ class Limits:
     poll_interval: float = 0.05
     #: silence the child's stdout/stderr
     quiet: bool = True
+    #: evaluate candidates in the thread's reusable child (:mod:`evaluation.warm`), not a fresh fork each
+    warm: bool = True
 
 
 @dataclass(frozen=True)
@@ -183,6 +185,14 @@ def _kill_group(proc: mp.Process) -> None:
         pass
 
 
+def death_of(code: int | None) -> tuple[str, str]:
+    """Status and reason of a child that ended without a result, from its exit code."""
+    if code is not None and code < 0:
+        name = signal.Signals(-code).name
+        return (MEMORY if name == "SIGKILL" else CRASHED), f"the process died with signal {name}"  # OOM killer
+    return CRASHED, f"the process exited with code {code} without a result"
+
+
 def run_isolated(fn: Callable, args: tuple = (), limits: Limits = Limits()) -> Outcome:
     """Call ``fn(*args)`` in a forked child under ``limits``; never raises."""
     _thread_pools()
@@ -231,11 +241,5 @@ def run_isolated(fn: Callable, args: tuple = (), limits: Limits = Limits()) -> O
         with _LIVE_LOCK:
             _LIVE.pop(proc.pid, None)
     if status is None:
-        code = proc.exitcode
-        if code is not None and code < 0:
-            name = signal.Signals(-code).name
-            reason = f"the process died with signal {name}"
-            status = MEMORY if name == "SIGKILL" else CRASHED  # SIGKILL from the OOM killer
-        else:
-            status, reason = CRASHED, f"the process exited with code {code} without a result"
+        status, reason = death_of(proc.exitcode)
     return Outcome(status, value, reason, time.perf_counter() - start, peak)

@@ -5,7 +5,8 @@ scores the stored threshold(s) turn into a 0/1 indicator matrix) or a :class:`Si
 (a single-label classifier; the class of highest probability, as WEKA's ``classifyInstance``),
 whichever the run's task (:mod:`evaluation.task`) wraps. Both are ordinary scikit-learn
 estimators (``get_params``/``clone``, ``fit`` returns self): raw features with nominal
-columns (integer codes) and missing values (NaN) are imputed and one-hot encoded inside them.
+columns (integer codes) and missing values (NaN) are imputed and one-hot encoded inside them
+(:mod:`spaces.encoding`: once per data view while a search evaluates candidates).
 Both have ``decide(scores)``, the one place where scores become predictions.
 
 :func:`load_model` reads one back from a ``model.joblib`` and checks that it is a fitted
@@ -17,30 +18,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, clone
-from sklearn.compose import ColumnTransformer
-from sklearn.impute import SimpleImputer
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import OneHotEncoder
 
 from ._feature_names import by_name, remember_names
+from .encoding import encoded, fit_encoded
 from .thresholds import calibrate
 
 if TYPE_CHECKING:
     from .ensemble import EnsembleModel
-
-
-def make_preprocessor(n_features: int, categorical_features) -> ColumnTransformer:
-    """Impute (mean / most frequent) and one-hot encode nominal columns."""
-    cat = sorted(set(int(i) for i in (categorical_features or [])))
-    num = [i for i in range(n_features) if i not in set(cat)]
-    parts = []
-    if num:
-        parts.append(("numeric", SimpleImputer(strategy="mean", keep_empty_features=True), num))
-    if cat:
-        parts.append(("nominal", make_pipeline(
-            SimpleImputer(strategy="most_frequent", keep_empty_features=True),
-            OneHotEncoder(handle_unknown="ignore", drop="if_binary", sparse_output=False)), cat))
-    return ColumnTransformer(parts, remainder="drop", sparse_threshold=0.0)
 
 
 class MultiLabelModel(MultiOutputMixin, ClassifierMixin, BaseEstimator):
@@ -59,8 +43,7 @@ class MultiLabelModel(MultiOutputMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f"Y must be an (n, L) 0/1 matrix, got shape {Y.shape}")
         self.n_features_in_ = X.shape[1]
         self.n_labels_ = Y.shape[1]
-        self.preprocessor_ = make_preprocessor(X.shape[1], self.categorical_features).fit(X)
-        Xt = self.preprocessor_.transform(X)
+        self.preprocessor_, Xt = fit_encoded(X, self.categorical_features)
         self.estimator_ = clone(self.estimator)
         if sample_weight is None:
             self.estimator_.fit(Xt, Y)
@@ -75,7 +58,7 @@ class MultiLabelModel(MultiOutputMixin, ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X) -> np.ndarray:
         """(n, L) per-label scores in [0, 1]."""
-        return self._scores(self.preprocessor_.transform(np.asarray(by_name(self, X), dtype=float)))
+        return self._scores(encoded(self.preprocessor_, np.asarray(by_name(self, X), dtype=float)))
 
     def decide(self, scores: np.ndarray) -> np.ndarray:
         """The thresholds' cut: a label is predicted when its score reaches its stored threshold."""
@@ -112,15 +95,15 @@ class SingleLabelModel(ClassifierMixin, BaseEstimator):
             raise ValueError(f"y must be a vector of classes, got shape {y.shape}")
         self.n_features_in_ = X.shape[1]
         self.classes_ = np.unique(y)
-        self.preprocessor_ = make_preprocessor(X.shape[1], self.categorical_features).fit(X)
-        self.estimator_ = fit_slc(self.estimator, self.preprocessor_.transform(X), y, sample_weight)
+        self.preprocessor_, Xt = fit_encoded(X, self.categorical_features)
+        self.estimator_ = fit_slc(self.estimator, Xt, y, sample_weight)
         return self
 
     def predict_proba(self, X) -> np.ndarray:
         """(n, len(classes_)) class probabilities (rows sum to 1; NaN counts as 0)."""
         from .slc.base import slc_scores
 
-        Xt = self.preprocessor_.transform(np.asarray(by_name(self, X), dtype=float))
+        Xt = encoded(self.preprocessor_, np.asarray(by_name(self, X), dtype=float))
         scores = slc_scores(self.estimator_, Xt, self.classes_)
         scores = np.clip(np.nan_to_num(scores, nan=0.0, posinf=1.0, neginf=0.0), 0.0, None)
         total = scores.sum(axis=1, keepdims=True)
@@ -163,7 +146,7 @@ def model_file_problem(path) -> str | None:
     return "truncated" if _cut_pickle(path) else None
 
 
-def load_model(path) -> "MultiLabelModel | SingleLabelModel | EnsembleModel":
+def load_model(path) -> MultiLabelModel | SingleLabelModel | EnsembleModel:
     """The fitted model saved in ``path`` (``joblib.dump``); :class:`ModelFileError` if it is not one.
 
     A damaged file fails inside unpickling in many ways (truncated streams, bad opcodes, broken

@@ -1,0 +1,190 @@
+"""The preprocessing in front of every learner: impute, one-hot encode — once per data view.
+
+Every compiled model (:mod:`spaces.model`) imputes missing values (numeric: the column's mean;
+nominal: its most frequent code) and one-hot encodes nominal columns (a column of two values
+becomes one 0/1 column, WEKA's and scikit-learn's ``drop="if_binary"``; an unseen value encodes as
+all zeros). This is what a scikit-learn ``ColumnTransformer`` of ``SimpleImputer`` and
+``OneHotEncoder`` computes, and the models did exactly that until issue 25; it cost 25–30 ms per
+fit on a 120-row data set — more than the whole fit of a cheap learner, for every candidate,
+every fold and every base fit of a search — because each step re-validates its input and
+dispatches through several layers. :class:`FeatureEncoder` computes the same numbers (tested
+against that transformer) with a few numpy operations.
+
+And a search fits thousands of candidates on the same few arrays (one data view: the learning
+rows of a hold-out, or each training part of a cross-validation), so while a candidate is evaluated
+(inside :func:`shared_encodings`, which :mod:`evaluation.candidate` enters) the encoding is
+computed once per array and process and shared: :func:`fit_encoded` and :func:`encoded` remember
+their result for the array *object* they were given (held by a weak reference, so a new array
+with the same address is never mistaken for it), in a cache bounded in bytes. Outside it — a
+user's ``predict`` on an array they may change in place between calls — nothing is remembered.
+The shared encoded arrays are read-only: a learner that wrote into its input would otherwise
+change every later candidate's data.
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import OrderedDict
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+
+#: bytes of encoded arrays kept per process (a data view of bibtex's learning rows is about 90 MB)
+CACHE_BYTES = 512 * 2 ** 20
+
+
+def _most_frequent(values: np.ndarray) -> float:
+    """The most frequent non-missing value, the smallest on ties (``SimpleImputer``'s rule); 0 when none."""
+    values = values[~np.isnan(values)]
+    if values.size == 0:
+        return 0.0
+    uniq, counts = np.unique(values, return_counts=True)
+    return float(uniq[np.argmax(counts)])
+
+
+class FeatureEncoder(TransformerMixin, BaseEstimator):
+    """Mean-impute numeric columns; most-frequent-impute and one-hot encode the ``categorical_features``.
+
+    Output: the numeric columns in their order, then each nominal column's indicator columns in
+    column order (categories sorted; one column for a two-valued column), as float64. A column
+    with no value at all in training imputes to 0 (``keep_empty_features=True``).
+    """
+
+    def __init__(self, categorical_features=None):
+        self.categorical_features = categorical_features
+
+    def fit(self, X, y=None):
+        X = np.asarray(X, dtype=float)
+        n = X.shape[1]
+        cat = sorted({int(i) for i in (self.categorical_features or [])})
+        if any(i < 0 or i >= n for i in cat):
+            raise ValueError(f"categorical_features {cat} out of range for {n} columns")
+        self.n_features_in_ = n
+        self.numeric_ = np.array([i for i in range(n) if i not in set(cat)], dtype=np.intp)
+        self.nominal_ = np.array(cat, dtype=np.intp)
+        numeric = X[:, self.numeric_]
+        present = (~np.isnan(numeric)).sum(axis=0)
+        sums = np.nansum(numeric, axis=0)
+        self.means_ = np.divide(sums, present, out=np.zeros(len(self.numeric_)), where=present > 0)
+        self.modes_ = np.array([_most_frequent(X[:, j]) for j in self.nominal_], dtype=float)
+        self.categories_ = []
+        for j, mode in zip(self.nominal_, self.modes_):
+            column = X[:, j]
+            self.categories_.append(np.unique(np.where(np.isnan(column), mode, column)))
+        # the indicator columns: (nominal column position, category value); binary columns keep the second
+        self.indicators_ = [(k, c) for k, cats in enumerate(self.categories_)
+                            for c in (cats[1:] if len(cats) == 2 else cats)]
+        return self
+
+    def transform(self, X) -> np.ndarray:
+        X = np.asarray(X, dtype=float)
+        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[-1] if X.ndim else 0} features; the encoder was fitted with "
+                             f"{self.n_features_in_}")
+        out = np.empty((X.shape[0], len(self.numeric_) + len(self.indicators_)), dtype=float)
+        numeric = X[:, self.numeric_]
+        np.copyto(numeric, self.means_, where=np.isnan(numeric))
+        out[:, :len(self.numeric_)] = numeric
+        if len(self.nominal_):
+            nominal = X[:, self.nominal_]
+            np.copyto(nominal, self.modes_, where=np.isnan(nominal))
+            columns = np.fromiter((k for k, _ in self.indicators_), dtype=np.intp, count=len(self.indicators_))
+            values = np.fromiter((c for _, c in self.indicators_), dtype=float, count=len(self.indicators_))
+            out[:, len(self.numeric_):] = nominal[:, columns] == values
+        return out
+
+
+class _EncodingCache:
+    """Encoded arrays by the identity of (encoder, input array), least recently used out, bounded in bytes."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self._items: OrderedDict[tuple, tuple] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple, sources: tuple):
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is None or any(ref() is not obj for ref, obj in zip(hit[0], sources)):
+                return None
+            self._items.move_to_end(key)
+            return hit[1]
+
+    def put(self, key: tuple, sources: tuple, value: tuple, nbytes: int) -> None:
+        if nbytes > self.limit:
+            return
+        with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None:
+                self._bytes -= old[2]
+            self._items[key] = (tuple(weakref.ref(obj) for obj in sources), value, nbytes)
+            self._bytes += nbytes
+            while self._bytes > self.limit:
+                _, (_, _, size) = self._items.popitem(last=False)
+                self._bytes -= size
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._bytes = 0
+
+
+_CACHE = _EncodingCache(CACHE_BYTES)
+_SHARING: ContextVar[bool] = ContextVar("ggp_automl_shared_encodings", default=False)
+
+
+@contextmanager
+def shared_encodings():
+    """Within this block (in this thread), encodings are remembered per array object: for arrays
+    that nobody changes while it lasts (a data view of the search)."""
+    token = _SHARING.set(True)
+    try:
+        yield
+    finally:
+        _SHARING.reset(token)
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+def fit_encoded(X: np.ndarray, categorical_features) -> tuple[FeatureEncoder, np.ndarray]:
+    """A :class:`FeatureEncoder` fitted on ``X`` and ``X`` encoded; within :func:`shared_encodings`, once
+    per array (read-only)."""
+    cat = tuple(sorted({int(i) for i in (categorical_features or [])}))
+    if not _SHARING.get():
+        encoder = FeatureEncoder(list(cat) or None).fit(X)
+        return encoder, encoder.transform(X)
+    key = ("fit", id(X), cat)
+    hit = _CACHE.get(key, (X,))
+    if hit is not None:
+        return hit
+    encoder = FeatureEncoder(list(cat) or None).fit(X)
+    Xt = _frozen(encoder.transform(X))
+    _CACHE.put(key, (X,), (encoder, Xt), Xt.nbytes)
+    _CACHE.put(("transform", id(encoder), id(X)), (encoder, X), (Xt,), 0)  # the same array: no new bytes
+    return encoder, Xt
+
+
+def encoded(encoder, X: np.ndarray) -> np.ndarray:
+    """``encoder.transform(X)``; within :func:`shared_encodings`, once per (encoder, array) pair
+    (read-only). Any fitted
+    transformer works (a model saved before issue 25 holds a ``ColumnTransformer``)."""
+    if not _SHARING.get():
+        return np.asarray(encoder.transform(X), dtype=float)
+    key = ("transform", id(encoder), id(X))
+    hit = _CACHE.get(key, (encoder, X))
+    if hit is not None:
+        return hit[0]
+    Xt = _frozen(np.asarray(encoder.transform(X), dtype=float))
+    _CACHE.put(key, (encoder, X), (Xt,), Xt.nbytes)
+    return Xt
+
+
+def clear_cache() -> None:
+    """Forget every encoded array of this process."""
+    _CACHE.clear()

@@ -1,0 +1,104 @@
+"""The preprocessing in front of every learner (spaces/encoding.py): the same numbers as the
+scikit-learn column transformer it replaced, and shared encodings that are never stale."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from ggp_automl.spaces.encoding import (
+    FeatureEncoder,
+    clear_cache,
+    encoded,
+    fit_encoded,
+    shared_encodings,
+)
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.compose import ColumnTransformer
+from sklearn.impute import SimpleImputer
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import OneHotEncoder
+
+
+def _reference(n_features, categorical):
+    """The transformer every model used before issue 25."""
+    cat = sorted(set(categorical))
+    num = [i for i in range(n_features) if i not in set(cat)]
+    parts = []
+    if num:
+        parts.append(("numeric", SimpleImputer(strategy="mean", keep_empty_features=True), num))
+    if cat:
+        parts.append(("nominal", make_pipeline(
+            SimpleImputer(strategy="most_frequent", keep_empty_features=True),
+            OneHotEncoder(handle_unknown="ignore", drop="if_binary", sparse_output=False)), cat))
+    return ColumnTransformer(parts, remainder="drop", sparse_threshold=0.0)
+
+
+@st.composite
+def _data(draw):
+    n_features = draw(st.integers(1, 6))
+    categorical = sorted(draw(st.sets(st.integers(0, n_features - 1))))
+    n_rows = draw(st.integers(1, 25))
+    seed = draw(st.integers(0, 2 ** 32 - 1))
+    missing = draw(st.sampled_from([0.0, 0.2, 0.6, 1.0]))
+    rng = np.random.default_rng(seed)
+
+    def table(rows, extra_codes=0):
+        X = rng.normal(size=(rows, n_features)).round(2)
+        for j in categorical:
+            X[:, j] = rng.integers(0, draw(st.integers(1, 4)) + extra_codes, size=rows)
+        X[rng.random(X.shape) < missing] = np.nan
+        return X
+
+    return table(n_rows), table(draw(st.integers(1, 10)), extra_codes=2), categorical
+
+
+@settings(max_examples=150, deadline=None)
+@given(_data())
+def test_same_numbers_as_the_column_transformer(data):
+    """Imputation (mean, most frequent with the smallest on ties, 0 for a column with no value),
+    one-hot order, a binary column as one indicator, unseen codes as zeros: as the transformer did."""
+    import warnings
+
+    X, X_new, categorical = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # unknown categories, empty features
+        reference = _reference(X.shape[1], categorical).fit(X)
+        want_fit, want_new = reference.transform(X), reference.transform(X_new)
+    ours = FeatureEncoder(categorical or None).fit(X)
+    np.testing.assert_allclose(ours.transform(X), want_fit, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(ours.transform(X_new), want_new, rtol=0, atol=1e-12)
+
+
+def test_shared_only_inside_the_block_and_read_only():
+    clear_cache()
+    X = np.array([[1.0, 0.0], [np.nan, 1.0], [3.0, 1.0]])
+    outside_a = fit_encoded(X, [1])
+    outside_b = fit_encoded(X, [1])
+    assert outside_a[1] is not outside_b[1] and outside_a[1].flags.writeable
+    with shared_encodings():
+        enc, Xt = fit_encoded(X, [1])
+        again_enc, again = fit_encoded(X, [1])
+        assert again is Xt and again_enc is enc and not Xt.flags.writeable
+        assert encoded(enc, X) is Xt
+        with pytest.raises(ValueError):
+            Xt[0, 0] = 5.0  # a learner writing into its input fails instead of changing later candidates' data
+        other = X.copy()  # another array object, even with equal values, is encoded for itself
+        assert fit_encoded(other, [1])[1] is not Xt
+    # outside the block a caller may change X in place between calls: nothing remembered
+    X[0, 0] = 100.0
+    assert encoded(enc, X)[0, 0] == 100.0
+
+
+def test_a_freed_array_is_never_mistaken_for_a_new_one_at_its_address():
+    clear_cache()
+    with shared_encodings():
+        for value in range(50):  # new arrays, often at a freed array's address
+            X = np.full((4, 2), float(value))
+            _, Xt = fit_encoded(X, None)
+            assert Xt[0, 0] == value
+
+
+def test_encoder_refuses_another_width():
+    enc = FeatureEncoder([0]).fit(np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="2"):
+        enc.transform(np.zeros((3, 3)))
