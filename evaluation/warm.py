@@ -61,6 +61,8 @@ from .isolation import (
 
 #: candidates one child runs before it is replaced (bounds what a slow leak can accumulate)
 MAX_TASKS = 500
+#: the memory watchdog counts the child's own processes every this many polls (the child itself: every poll)
+GROUP_EVERY = 10
 #: objects (splits, grammars) kept for children to inherit
 SHARED_OBJECTS = 6
 
@@ -122,8 +124,17 @@ class _WarmChild:
         return (self.proc.is_alive() and self.tasks < MAX_TASKS and self.quiet == limits.quiet
                 and self.threads == limits.threads and all(k in self.known for k in keys))
 
-    def rss(self) -> int:
-        return _group_rss(self.ps) if self.ps is not None else 0
+    def rss(self, group: bool = True) -> int:
+        """Resident memory of the child and (``group``) every process it started; the child alone is a
+        read of one /proc file, the group a scan of every process on the machine (milliseconds)."""
+        if self.ps is None:
+            return 0
+        if group:
+            return _group_rss(self.ps)
+        try:
+            return self.ps.memory_info().rss
+        except psutil.Error:
+            return 0
 
     def end(self) -> None:
         _kill_group(self.proc)
@@ -246,11 +257,13 @@ def run_warm(fn: Callable, args: tuple = (), limits: Limits = Limits(), shared: 
         _retire()
         child = _child_for(limits, keys)
         child.conn.send((fn, sent, limits.timeout, limits.memory_bytes))
-    task_rss = child.rss()
+    task_rss = child.rss(group=False)
     status, value, reason, peak = None, None, "", 0
     deadline = start + limits.timeout
+    polls = 0
     try:
         while True:
+            polls += 1
             remaining = deadline - time.perf_counter()
             if remaining <= 0:
                 status, reason = TIMEOUT, f"killed after the {limits.timeout:g} s time limit"
@@ -263,7 +276,7 @@ def run_warm(fn: Callable, args: tuple = (), limits: Limits = Limits(), shared: 
                 break
             if not child.proc.is_alive() and not child.conn.poll(0):
                 break
-            rss = child.rss()
+            rss = child.rss(group=polls % GROUP_EVERY == 0)  # a candidate's own processes: checked less often
             peak = max(peak, rss)
             if rss - task_rss > limits.memory_bytes:
                 status, reason = MEMORY, f"killed at {rss / 2**20:.0f} MB resident memory, " \
@@ -276,7 +289,7 @@ def run_warm(fn: Callable, args: tuple = (), limits: Limits = Limits(), shared: 
     child.tasks += 1
     healthy = status in (OK, ERROR, TIMEOUT) and child.proc.is_alive() and not (
         status == TIMEOUT and reason.startswith("killed"))
-    if healthy and child.rss() - child.start_rss > limits.memory_bytes / 4:
+    if healthy and child.rss(group=False) - child.start_rss > limits.memory_bytes / 4:
         healthy = False  # what earlier candidates left behind must not count against the next
     if not healthy:
         if status is None:  # it ended by itself: how, before it is reaped by the kill below

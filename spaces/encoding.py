@@ -147,9 +147,23 @@ def shared_encodings():
         _SHARING.reset(token)
 
 
+#: the encoded arrays made here, by id (checked against a weak reference): finite float64 matrices
+#: that the learners need not validate again (:func:`is_validated`)
+_VALIDATED: dict[int, weakref.ref] = {}
+
+
 def _frozen(a: np.ndarray) -> np.ndarray:
     a.flags.writeable = False
+    for key in [k for k, ref in _VALIDATED.items() if ref() is None]:
+        del _VALIDATED[key]
+    _VALIDATED[id(a)] = weakref.ref(a)
     return a
+
+
+def is_validated(X) -> bool:
+    """Whether ``X`` is a shared encoded array of this process: 2-d, float64, finite, read-only."""
+    ref = _VALIDATED.get(id(X))
+    return ref is not None and ref() is X
 
 
 def fit_encoded(X: np.ndarray, categorical_features) -> tuple[FeatureEncoder, np.ndarray]:

@@ -14,12 +14,17 @@ registered ``slc`` and ``meta-slc``. They must all refuse and accept the same in
   ``predict`` maps back to the labels;
 * ``sample_weight``: one finite, non-negative weight per row, not all zero;
 * every prediction method raises ``NotFittedError`` before ``fit``.
+
+The search's shared encoding of a data view (:mod:`spaces.encoding`) is checked once, where it is
+made; the checks below are not repeated for it at every base fit (issue 25).
 """
 from __future__ import annotations
 
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from ..encoding import is_validated
 
 
 def _finite(allow_nan: bool):
@@ -31,9 +36,25 @@ def sample_weights(sample_weight, X) -> np.ndarray:
     return _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
 
 
+def _trusted(X, dtype) -> bool:
+    """``X`` is the search's shared encoding of a data view (:func:`spaces.encoding.is_validated`): already
+    checked once for the candidate, so a base fit inside an ensemble or a binary relevance need not
+    check it again (the same checks, the same errors, just not repeated)."""
+    return type(X) is np.ndarray and X.dtype == dtype and is_validated(X)
+
+
 def fit_inputs(est, X, y, sample_weight=None, *, dtype=np.float64, allow_nan: bool = False):
     """``(X, codes, w)`` for ``est.fit``: validated features, class codes ``0..K-1`` and
     weights; sets ``est.classes_`` and ``est.n_features_in_``."""
+    if _trusted(X, dtype):
+        y = np.asarray(y)
+        if y.ndim == 1 and len(y) == len(X) and y.dtype.kind in "iub":  # integer classes: nothing to check
+            est.n_features_in_ = X.shape[1]
+            if hasattr(est, "feature_names_in_"):
+                del est.feature_names_in_
+            est.classes_, codes = np.unique(y, return_inverse=True)
+            w = np.ones(len(X)) if sample_weight is None else sample_weights(sample_weight, X)
+            return X, codes.astype(np.intp), w
     X, y = validate_data(est, X, y, dtype=dtype, ensure_all_finite=_finite(allow_nan))
     check_classification_targets(y)
     est.classes_, codes = np.unique(y, return_inverse=True)
@@ -44,6 +65,9 @@ def predict_inputs(est, X, *, dtype=np.float64, allow_nan: bool = False,
                    fitted: str = "classes_") -> np.ndarray:
     """Validated features for a prediction by the fitted ``est`` (same width as in fit)."""
     check_is_fitted(est, fitted)
+    if _trusted(X, dtype) and X.shape[1] == getattr(est, "n_features_in_", None) \
+            and not hasattr(est, "feature_names_in_"):
+        return X
     return validate_data(est, X, dtype=dtype, reset=False, ensure_all_finite=_finite(allow_nan))
 
 
