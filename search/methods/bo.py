@@ -13,6 +13,8 @@ keeps editing one ``.bnf`` file.
   ``smac.ask()``; each result is ``smac.tell(...)`` as it arrives (cost = 1 − fitness; a failed
   candidate scores 0, cost 1, as in the thesis). The surrogate is refit after every tell
   (``retrain_after=1``), the acquisition maximised by SMAC's local search plus random challengers.
+  The ask is costly (``ask_is_costly``): the asynchronous driver makes it ahead, in a background thread
+  while the workers evaluate, from the tells known once the previous candidate was handed out.
 * **Initial design:** the grammar's default configuration (each choice's ``#@ default``; the thesis
   starts from one default configuration per space) plus ``initial`` random configurations.
   **Interleaving:** every ``random_every``-th configuration is random (SMAC's ``ModulusRandomDesign``;
