@@ -155,6 +155,16 @@ def _count_rows(s: dict) -> list[tuple[str, str]]:
             ("evaluations per minute", "—" if rate is None else f"{rate:.1f}")]
 
 
+def cost_line(acc: dict) -> str:
+    """The cost model's accuracy in one line: rank correlation and median ratio over the ok evaluations."""
+    rho = acc.get("spearman")
+    line = (f"Spearman {'—' if rho is None else f'{rho:.2f}'}, median predicted/actual "
+            f"{acc['median_ratio']:.2f} over {acc['n']} ok evaluations")
+    if acc.get("skipped"):
+        line += f"; {acc['skipped']} not started"
+    return line
+
+
 def _limit_rows(s: dict) -> list[tuple[str, str]]:
     lim, work = s["limits"], s["work"]
     rows = [("hard cap per candidate", f"{lim['hard_cap']:.0f} s"),
@@ -165,6 +175,8 @@ def _limit_rows(s: dict) -> list[tuple[str, str]]:
             ("not started (predicted too slow)", str(lim["skipped"]))]
     if s.get("screening"):
         rows.append(("screening", s["screening"]))
+    if s.get("cost_model"):
+        rows.append(("cost model (predicted vs actual time)", cost_line(s["cost_model"])))
     if lim["adaptive_limits"]:
         rows.append(("adaptive limits at the end", ", ".join(f"{v:.1f} s" for v in lim["adaptive_limits"].values())))
     if work:

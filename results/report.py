@@ -215,6 +215,13 @@ def _limits(config: dict, evaluations: Sequence[dict], final: Optional[dict]) ->
                                 if finite(v) is not None}}
 
 
+def _cost_model(evaluations: Sequence[dict]) -> Optional[dict]:
+    """How well the cost model predicted the ok evaluations' wall times (None: no record carries a prediction)."""
+    from ..search.cost_model import accuracy
+
+    return accuracy(evaluations)
+
+
 def _screening(evaluations: Sequence[dict], final: Optional[dict]) -> Optional[str]:
     """One line on the screening rungs: off, off for this data, or how many were screened."""
     sc = (final or {}).get("screening")
@@ -242,7 +249,9 @@ def summarise(run_dir: PathLike) -> dict:
     distinct search-phase phenotypes, best first), ``failures`` ([{status, reason, count}],
     up to 10), ``counts`` (evaluations, failed, cached, generations, elapsed_seconds,
     evaluations_per_minute), ``limits`` (hard_cap, adaptive, timeouts, skipped, capped, saved_seconds,
-    adaptive_limits), ``work`` (final.json's worker utilisation block or None), ``species`` ({id:
+    adaptive_limits), ``cost_model`` (n, spearman, median_ratio, skipped: the cost model's predicted against
+    the actual wall times of the ok evaluations; None when no record carries a prediction), ``work``
+    (final.json's worker utilisation block or None), ``species`` ({id:
     {evaluations, failures, best_fitness, mean_fitness, best_phenotype}}, empty for unspeciated runs),
     ``test`` (final.json's test block or None), ``ensemble`` (final.json's ensemble block or None),
     ``model`` (final.json's model block: which rows the returned model was fitted on — ``fitted_on``,
@@ -287,6 +296,7 @@ def summarise(run_dir: PathLike) -> dict:
         "limits": _limits(config, evaluations, final),
         "work": {**work, **{k: finite(work.get(k)) for k in ("utilisation", "useful_work")}} if work else None,
         "screening": _screening(evaluations, final),
+        "cost_model": _cost_model(evaluations),
         "species": _species_stats(evaluations),
         "test": as_dict(as_dict(final).get("test")) or None,
         "task": task_of_record(as_dict(config.get("data")).get("task")).name,

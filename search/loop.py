@@ -43,6 +43,8 @@ from ggp_automl.gp.grammar import Grammar
 
 from .cache import EvaluationCache
 from .config import RunConfig
+from .cost_model import Shape
+from .cost_model import features as cost_features
 from .ensemble_spec import ensemble_refits
 from .individual import Individual
 from .methods.base import SearchMethod, best_of, by_rank
@@ -184,6 +186,7 @@ class SearchLoop:
         self._views: dict[tuple, tuple[str, Split]] = {}
         self._rungs: dict[str, list[tuple[str, Split]]] = {}
         self._screened_rows: tuple[int, list[float]] | None = None  # the last view's learning rows and rungs
+        self._shapes: dict[str, Shape] = {}  # view key -> its shape, what the cost model reads of the data
         #: the final re-evaluation's model of its best candidate (:meth:`choose`)
         self.kept_model: KeptModel | None = None
         #: evaluations logged after the checkpoint, in the order they finished
@@ -235,6 +238,7 @@ class SearchLoop:
             if self.state.method.uses_predictions:
                 split = self._keeping_scores(fidelity.key, split)
             self._views = {**latest, which: (fidelity.key, split)}
+            self._shapes[fidelity.key] = Shape.of(split)
         return self._views[which]
 
     def _keeping_scores(self, key: str, split: Split) -> Split:
@@ -254,6 +258,7 @@ class SearchLoop:
             self._rungs = {**dict(list(self._rungs.items())[-1:]),
                            key: [(f"{key}|r{r}", subsample(split, f, seed + r)) for r, f in enumerate(fractions[:-1])]
                            + [(key, split)]}
+            self._shapes.update((rkey, Shape.of(rsplit)) for rkey, rsplit in self._rungs[key])
         return self._rungs[key]
 
     def _final_view(self) -> Split:
@@ -274,12 +279,13 @@ class SearchLoop:
             r = dataclasses.replace(r, scores=None)
         if r.model is not None:  # a kept model goes back to choose() only: never cached or checkpointed
             r = dataclasses.replace(r, model=None)
+        cost = self._cost(r, key, phase)
         note = self.keeper.observe(r, timing, search=phase == "search", algorithms=algorithms(r.phenotype))
         record = {"n": st.logged, "time": round(self.now(), 3), "generation": generation, "species": species,
                   "phase": phase, "split": key, "level": level, "phenotype": r.phenotype, "status": r.status,
                   "fitness": r.fitness, "measures": r.measures, "fit_time": round(r.fit_time, 4),
                   "predict_time": round(r.predict_time, 4), "wall_time": round(r.wall_time, 4), "reason": r.reason,
-                  **note}
+                  **note, **cost}
         if r.test_fitness is not None:
             record["test_fitness"] = round(r.test_fitness, 6)
         if not restored:
@@ -313,10 +319,38 @@ class SearchLoop:
             kept = sorted(walls.items(), key=lambda kv: -kv[1][0])[:_WALLS_KEPT]
             self.state.walls = dict(kept)
 
-    def start_limit(self, phenotype: str, timing: object) -> tuple[float, EvaluationResult | None]:
-        """The time limit of a candidate about to start, and — when the runtime screen says it
-        would not finish under it — the ``skipped`` result that replaces its evaluation."""
-        limit, skip = self.keeper.assign(timing, algorithms(phenotype))
+    def _cost(self, r: EvaluationResult, key: str, phase: str) -> dict:
+        """The cost model's prediction for a finished evaluation, made before it learns from it (a search
+        evaluation), and the view's shape: what its log record says about its predicted time."""
+        shape = self._shapes.get(key)
+        if shape is None:
+            return {"predicted": None}
+        x = cost_features(r.phenotype, shape, algorithms(r.phenotype))
+        predicted = self.keeper.cost.predict_seconds(x)
+        if phase == "search":
+            self.keeper.cost.observe(x, r.status, r.wall_time, r.limit)
+        return {"predicted": round(predicted, 4), "shape": shape.as_list()}
+
+    def _shape_at(self, timing: object) -> Shape | None:
+        """The shape of the current resample's view at ``timing`` = (period, rung), if it was drawn."""
+        if not (isinstance(timing, tuple) and len(timing) == 2):
+            return None
+        step, rung = timing
+        view = self._views.get((self.state.resample, self.state.split_seed, step))
+        if view is None:
+            return None
+        rungs = self._rungs.get(view[0], [view]) if self.screening is not None else [view]
+        return self._shapes.get(rungs[min(rung, len(rungs) - 1)][0])
+
+    def start_limit(self, phenotype: str, timing: object,
+                    key: str | None = None) -> tuple[float, EvaluationResult | None]:
+        """The time limit of a candidate about to start on view ``key`` (default: the one ``timing`` names),
+        and — when the runtime screen or the cost model says it would not finish under it — the
+        ``skipped`` result that replaces its evaluation."""
+        names = algorithms(phenotype)
+        shape = self._shapes.get(key) if key is not None else self._shape_at(timing)
+        x = None if shape is None else cost_features(phenotype, shape, names)
+        limit, skip = self.keeper.assign(timing, names, x)
         if skip is None:
             return limit, None
         return limit, EvaluationResult(phenotype, SKIPPED, 0.0, reason=skip, limit=limit)
@@ -330,6 +364,7 @@ class SearchLoop:
         results: list[EvaluationResult | None] = [None] * len(batch)
         stats = new_stats()
         todo: dict[str, list[int]] = {}
+        self._shapes[key] = Shape.of(split)
         limits: dict[str, float] = {}
         for i, ind in enumerate(batch):
             p = ind.phenotype
@@ -345,7 +380,7 @@ class SearchLoop:
             if timeouts is not None:
                 limits[p], skipped = timeouts[i], None
             else:  # assigned in batch order, restored or not, so that a resumed run replays the probes
-                limits[p], skipped = self.start_limit(p, timing)
+                limits[p], skipped = self.start_limit(p, timing, key)
             restored = self._restored.pop((key, p), None)
             if restored is not None:  # finished before a kill: counted as run, not run again
                 results[i] = restored

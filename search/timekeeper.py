@@ -39,6 +39,9 @@ cap. A candidate stopped below the hard cap counts as *capped*; the worker-secon
 still have used under the hard cap count as *saved* (an upper bound), and ``inspect`` shows both.
 Under an adaptive limit, a candidate whose algorithms the run has seen run past that limit
 again and again is not started at all (:mod:`ggp_automl.search.runtime`); probes never are skipped.
+Nor is, under an adaptive limit, a candidate the cost model (:mod:`ggp_automl.search.cost_model`, learned
+from the run's times) predicts far above that limit: it decides only where the adaptive limit,
+itself a function of measured times, is in force.
 
 **The end of the search** (:meth:`TimeKeeper.search_end`): at ``search_fraction`` (85 %) of
 the budget, or earlier when the best candidates are so slow that re-evaluating them and
@@ -68,6 +71,7 @@ import threading
 
 import numpy as np
 
+from .cost_model import CostModel
 from .runtime import RuntimeScreen
 
 #: the hard cap, when ``--eval-timeout`` is not given: this share of the budget
@@ -155,17 +159,30 @@ class TimeKeeper:
                     limit = max(limit, GOOD_SLACK * wall)
         return min(self.hard_cap, limit)
 
-    def assign(self, level: object = None, algorithms: set[str] = frozenset()) -> tuple[float, str | None]:
+    @property
+    def cost(self) -> CostModel:
+        """The cost model, learned from this run's evaluations from the shipped prior (made on first use:
+        a checkpoint of an older version resumes)."""
+        if getattr(self, "_cost", None) is None:
+            self._cost = CostModel.from_prior()
+        return self._cost
+
+    def assign(self, level: object = None, algorithms: set[str] = frozenset(),
+               cost_features: dict | None = None) -> tuple[float, str | None]:
         """The time limit of the next candidate at ``level``, and why it should not be started at
-        all (the runtime screen's verdict) or None. Every candidate that is not a cache hit is
-        assigned exactly once, in the order the search meets it, so a resumed run replays the probes."""
+        all (the runtime screen's verdict, else the cost model's on ``cost_features``) or None. Every
+        candidate that is not a cache hit is assigned exactly once, in the order the search meets it,
+        so a resumed run replays the probes."""
         with self._lock:
             self.requests += 1
             probe = self.requests % PROBE_EVERY == 0
         adaptive = None if probe else self.adaptive_limit(level, algorithms)
         if adaptive is None:
             return self.hard_cap, None
-        return adaptive, self.screen.verdict(algorithms, adaptive) if self.adaptive else None
+        verdict = self.screen.verdict(algorithms, adaptive) if self.adaptive else None
+        if verdict is None and cost_features is not None and self.adaptive:
+            verdict = self.cost.verdict(cost_features, adaptive)
+        return adaptive, verdict
 
     def limit(self, level: object = None) -> float:
         """The time limit of the next candidate at ``level`` (counts it for the probe rule)."""

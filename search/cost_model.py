@@ -1,0 +1,445 @@
+"""A cost model: a candidate's wall time predicted before it starts (issue 25, item 6).
+
+Why: the adaptive limit (:mod:`ggp_automl.search.timekeeper`) stops a slow candidate only after it
+has used a worker for the whole limit, and the runtime screen (:mod:`ggp_automl.search.runtime`)
+judges a candidate by its algorithms alone, not by how many trees, members, iterations or
+neighbours it asks for, nor by the data it meets. This model predicts the wall time of a
+candidate from its tree and the data view's shape, so that one predicted far above its limit
+is not started at all.
+
+**Features** (:func:`features`), grammar-agnostic: the tokens of the tree's leaves (exactly the
+tokens of its phenotype, so a logged record gives the same features as the tree) are read left
+to right. A token that names a registered algorithm counts once for that algorithm
+(``alg:A``), and with the view's shape as per-algorithm terms (``alg:A*rows``, ``alg:A*features``,
+``alg:A*targets``: how that algorithm's cost grows with the data). A number is a hyper-parameter
+of the algorithm last named before it, by position (``hp:A#0``, ``hp:A#1``, ... as
+``sign(v)·log(1+|v|)``: iterations, members, trees, neighbours, ensemble sizes); any other word is an
+option of that algorithm (``opt:A=RBFKernel``, ``opt:Vote=AVG``). The view gives ``rows``,
+``features`` and ``targets`` (labels, or classes) as logarithms centred on a typical dataset, and
+``fits`` (the cross-validation folds). Nothing names a grammar, so the same code reads
+large.bnf, ensembles.bnf or a plug-in's grammar.
+
+**Model**: a ridge regression of ``log(wall time)`` on those features, with its weights pulled
+towards a *prior* fitted on benchmark runs (``cost_prior.json`` beside this module, written by
+``benchmarks/build_cost_prior.py``) — a feature the prior does not know is pulled towards 0. It
+is learned online from the run's finished evaluations: a successful one is an observation of its
+time; a time-out is a *censored* one, the true time at least its limit, which the fit imputes by
+the mean of the predicted distribution above the limit (a few EM rounds of a Tobit model), so
+time-outs push predictions up; errors, crashes and memory kills say nothing about time. The
+sufficient statistics grow with the features the run meets; a refit (one d×d inverse, d the
+features seen) happens lazily before a prediction after new evidence. The predictive spread
+includes the weights' uncertainty, so an algorithm the run has hardly seen is never judged
+confidently.
+
+**Where it decides** (:meth:`CostModel.verdict`, asked by :meth:`TimeKeeper.assign`): a candidate is not
+started — logged as ``skipped`` through the runtime screen's path, the prediction as its reason —
+only when all of these hold: the candidate runs under an adaptive limit (never a probe, never
+before :data:`~ggp_automl.search.timekeeper.MIN_OBSERVATIONS` successes at its fidelity level, never
+with ``--adaptive-timeout off``); the run has :data:`MIN_EVIDENCE` observations of its own; and
+even the optimistic end of the prediction, ``exp(mean − SKIP_Z × spread)``, is above the limit.
+
+**Determinism.** The model has no randomness and no clock of its own; it depends on the
+measured times of the run's evaluations, in the order they are booked, and on nothing else. It
+decides only where the adaptive limit, which already depends on measured times, is in force:
+a run whose candidates never meet an adaptive limit (too few successes, ``--adaptive-timeout
+off``, probes) evaluates the same candidates whatever the clock says, as before. A resumed run
+rebuilds the same model: it is part of the time-keeper in the checkpoint, and the evaluations
+logged after the checkpoint are observed again in their logged order.
+
+Helpers for the other stages: :func:`order_by_cost` (the final stage's candidates cheapest
+first) and :func:`choose_rung` (the largest screening rung a candidate can afford under a limit);
+:func:`accuracy` is what ``inspect`` reports (Spearman rank correlation and median
+predicted/actual over ok evaluations, from the records' ``predicted`` field).
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+#: the prior shipped with the package (``benchmarks/build_cost_prior.py`` writes it)
+PRIOR_FILE = Path(__file__).with_name("cost_prior.json")
+#: the shape terms are logarithms centred on these sizes
+REF_ROWS, REF_FEATURES, REF_TARGETS = 500.0, 50.0, 5.0
+#: times below this many seconds count as this many (log of 0 is not a time)
+MIN_SECONDS = 0.01
+#: how strongly the weights are pulled to the prior's (in observations' worth, per unit feature)
+PRIOR_STRENGTH = 2.0
+#: the log-time residual spread assumed before the run has its own, counted as this many residuals
+PRIOR_SIGMA, SIGMA_WEIGHT = 1.0, 10
+#: the spread is never taken below this (a factor 1.28 either way)
+MIN_SIGMA = 0.25
+#: EM rounds imputing the censored (timed-out) observations at each refit
+EM_ROUNDS = 5
+#: no candidate is judged before the run has this many observations of its own (ok or time-out)
+MIN_EVIDENCE = 30
+#: not started only when ``mean − SKIP_Z × spread`` (log seconds) is above the limit's log
+SKIP_Z = 2.0
+
+_BLAS = None
+
+
+def _one_blas_thread():
+    """A context in which BLAS runs on the calling thread only. The model's algebra runs in the search's
+    process while the evaluation engine's threads fork children: OpenBLAS stops its thread pool at a
+    fork, and a threaded call in flight then waits for ever (seen: ``np.linalg.inv`` hung in
+    ``exec_blas`` when a warm child was started). Single-threaded calls use no pool."""
+    global _BLAS
+    if _BLAS is None:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS = ThreadpoolController()
+    return _BLAS.limit(limits=1, user_api="blas")
+
+
+# -- features --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Shape:
+    """What the data view says about a candidate's cost: learning rows, features, targets (labels or
+    classes) and fits (cross-validation folds; 1 for a hold-out)."""
+
+    rows: int
+    features: int
+    targets: int
+    fits: int = 1
+
+    @classmethod
+    def of(cls, split) -> "Shape":
+        """The shape of an :class:`~ggp_automl.evaluation.candidate.Split`."""
+        X = split.X_learn
+        return cls(int(split.n_rows), int(X.shape[1]) if X.ndim > 1 else 1, int(split.task.n_targets),
+                   max(len(split.folds), 1))
+
+    @classmethod
+    def from_record(cls, value) -> "Shape | None":
+        """The shape an evaluation record logged (``[rows, features, targets, fits]``), or None."""
+        if not isinstance(value, (list, tuple)) or len(value) != 4:
+            return None
+        try:
+            return cls(*(max(int(v), 1) for v in value))
+        except (TypeError, ValueError):
+            return None
+
+    def as_list(self) -> list[int]:
+        return [self.rows, self.features, self.targets, self.fits]
+
+
+def _number(token: str) -> float | None:
+    try:
+        v = float(token)
+    except ValueError:
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _tokens(tree_or_phenotype) -> list[str]:
+    if isinstance(tree_or_phenotype, str):
+        return tree_or_phenotype.split()
+    return tree_or_phenotype.phenotype.split()  # a gp.tree.Node: its leaves' tokens
+
+
+def features(tree_or_phenotype, shape: Shape, algorithms: Iterable[str] | None = None) -> dict[str, float]:
+    """The features of a candidate (a :class:`~ggp_automl.gp.tree.Node` or its phenotype) on a view of
+    ``shape``; ``algorithms``: the names that are algorithms (default: every registered one)."""
+    if algorithms is None:
+        from ggp_automl.spaces.registry import load_all
+
+        algorithms = load_all().keys()
+    names = set(algorithms)
+    rows = math.log(max(shape.rows, 1) / REF_ROWS)
+    cols = math.log(max(shape.features, 1) / REF_FEATURES)
+    targets = math.log(max(shape.targets, 1) / REF_TARGETS)
+    x: dict[str, float] = {"bias": 1.0, "rows": rows, "features": cols, "targets": targets,
+                           "fits": math.log(max(shape.fits, 1))}
+
+    def add(name: str, value: float) -> None:
+        x[name] = x.get(name, 0.0) + value
+
+    owner, position = "", 0
+    for token in _tokens(tree_or_phenotype):
+        if token in names:
+            owner, position = token, 0
+            add(f"alg:{token}", 1.0)
+            add(f"alg:{token}*rows", rows)
+            add(f"alg:{token}*features", cols)
+            add(f"alg:{token}*targets", targets)
+            continue
+        v = _number(token)
+        if v is not None:
+            add(f"hp:{owner}#{position}", math.copysign(math.log1p(abs(v)), v))
+            position += 1
+        else:
+            add(f"opt:{owner}={token}", 1.0)
+    return x
+
+
+def owner_of(name: str) -> str | None:
+    """The algorithm a feature belongs to (None: a shape term)."""
+    if ":" not in name:
+        return None
+    return re.split(r"[*#=]", name.split(":", 1)[1], maxsplit=1)[0] or None
+
+
+# -- the model ---------------------------------------------------------------------------------------
+def _truncated_mean(mu: np.ndarray, sigma: float, c: np.ndarray) -> np.ndarray:
+    """E[y | y > c] for y ~ N(mu, sigma²), elementwise (the inverse Mills ratio)."""
+    a = (c - mu) / sigma
+    out = np.empty_like(a)
+    for i, ai in enumerate(a):
+        if ai > 8.0:
+            mills = ai + 1.0 / ai
+        else:
+            tail = 0.5 * math.erfc(ai / math.sqrt(2.0))
+            mills = math.exp(-0.5 * ai * ai) / math.sqrt(2.0 * math.pi) / max(tail, 1e-300)
+        out[i] = mu[i] + sigma * mills
+    return np.maximum(out, c)
+
+
+class CostModel:
+    """Ridge regression of log wall time, pulled to a prior, learned online with censored time-outs."""
+
+    def __init__(self, prior: dict | None = None):
+        prior = prior or {}
+        self.prior_weights: dict[str, float] = {str(k): float(v) for k, v in (prior.get("weights") or {}).items()}
+        self.prior_sigma = float(prior.get("sigma", PRIOR_SIGMA))
+        self.strength = float(prior.get("strength", PRIOR_STRENGTH))
+        #: feature name -> column
+        self.index: dict[str, int] = {}
+        self.xtx = np.zeros((0, 0))          # every observation's x xᵀ (ok and censored)
+        self.xty = np.zeros(0)               # the ok observations' x y
+        self.yy = 0.0
+        self.n_ok = 0
+        #: the time-outs: (columns, values, log of the limit)
+        self.censored: list[tuple[np.ndarray, np.ndarray, float]] = []
+        self.skipped = 0
+        self._fit: tuple[np.ndarray, np.ndarray, float] | None = None  # weights, inverse, sigma
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_prior(cls, path: Path | None = None) -> "CostModel":
+        """A model starting from the shipped prior (an empty one when the file is missing or unreadable)."""
+        try:
+            prior = json.loads((path or PRIOR_FILE).read_text())
+        except (OSError, ValueError):
+            prior = {}
+        return cls(prior if isinstance(prior, dict) else {})
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        del state["_lock"]
+        state["_fit"] = None  # refit after a resume: the checkpoint holds only the evidence
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    @property
+    def evidence(self) -> int:
+        """Observations of this run: ok evaluations and time-outs."""
+        return self.n_ok + len(self.censored)
+
+    # -- learning ----------------------------------------------------------------------------------
+    def _columns(self, x: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
+        new = [name for name in x if name not in self.index]
+        if new:
+            for name in new:
+                self.index[name] = len(self.index)
+            d = len(self.index)
+            grow = d - len(self.xty)
+            self.xtx = np.pad(self.xtx, ((0, grow), (0, grow)))
+            self.xty = np.pad(self.xty, (0, grow))
+        cols = np.fromiter((self.index[n] for n in x), dtype=np.int64, count=len(x))
+        vals = np.fromiter(x.values(), dtype=float, count=len(x))
+        return cols, vals
+
+    def observe(self, x: dict[str, float], status: str, wall_time: float, limit: float | None) -> None:
+        """Learn from one finished evaluation with features ``x``: an ok one's time, a time-out's limit
+        as a lower bound; any other status says nothing about time."""
+        if status == "ok":
+            y = math.log(max(float(wall_time), MIN_SECONDS))
+        elif status == "timeout" and limit:
+            y = math.log(max(float(limit), MIN_SECONDS))
+        else:
+            return
+        with self._lock:
+            cols, vals = self._columns(x)
+            self.xtx[np.ix_(cols, cols)] += np.outer(vals, vals)
+            if status == "ok":
+                self.xty[cols] += vals * y
+                self.yy += y * y
+                self.n_ok += 1
+            else:
+                self.censored.append((cols, vals, y))
+            self._fit = None
+
+    def _refit(self) -> tuple[np.ndarray, np.ndarray, float]:
+        d = len(self.index)
+        names = list(self.index)
+        w0 = np.array([self.prior_weights.get(n, 0.0) for n in names])
+        inv = np.linalg.inv(self.xtx + self.strength * np.eye(d)) if d else np.zeros((0, 0))
+        base = self.xty + self.strength * w0
+        sigma = max(self.prior_sigma, MIN_SIGMA)
+        w = inv @ base
+        if self.censored:
+            Xc = np.zeros((len(self.censored), d))
+            for i, (cols, vals, _) in enumerate(self.censored):
+                Xc[i, cols] += vals
+            c = np.array([y for _, _, y in self.censored])
+        for _ in range(EM_ROUNDS if self.censored else 1):
+            if self.censored:
+                w = inv @ (base + Xc.T @ _truncated_mean(Xc @ w, sigma, c))
+            rss = max(self.yy - 2.0 * w @ self.xty + w @ self.xtx_ok(w), 0.0) if self.n_ok else 0.0
+            sigma = max(math.sqrt((rss + SIGMA_WEIGHT * self.prior_sigma ** 2) / (self.n_ok + SIGMA_WEIGHT)),
+                        MIN_SIGMA)
+        return w, inv, sigma
+
+    def xtx_ok(self, w: np.ndarray) -> np.ndarray:
+        """X_okᵀ X_ok w: the ok observations' part of the Gram matrix applied to ``w``."""
+        out = self.xtx @ w
+        for cols, vals, _ in self.censored:
+            out[cols] -= vals * (vals @ w[cols])
+        return out
+
+    def _fitted(self) -> tuple[np.ndarray, np.ndarray, float]:
+        if self._fit is None:
+            with _one_blas_thread():
+                self._fit = self._refit()
+        return self._fit
+
+    # -- predicting -----------------------------------------------------------------------------------
+    def predict_log(self, x: dict[str, float]) -> tuple[float, float]:
+        """The predicted log wall time of a candidate with features ``x``, and its spread (log)."""
+        with self._lock:
+            w, inv, sigma = self._fitted()
+            known = [(self.index[n], v) for n, v in x.items() if n in self.index]
+            unknown = [(n, v) for n, v in x.items() if n not in self.index]
+            cols = np.array([c for c, _ in known], dtype=np.int64)
+            vals = np.array([v for _, v in known])
+            mu = float(np.dot(vals, w[cols])) if known else 0.0
+            mu += sum(self.prior_weights.get(n, 0.0) * v for n, v in unknown)
+            var = 1.0 + (float(np.einsum("i,ij,j->", vals, inv[np.ix_(cols, cols)], vals)) if known else 0.0)
+            var += sum(v * v for _, v in unknown) / self.strength
+        return mu, sigma * math.sqrt(var)
+
+    def predict_seconds(self, x: dict[str, float]) -> float:
+        """The predicted wall time (s, the median of the predicted distribution)."""
+        return math.exp(min(self.predict_log(x)[0], 50.0))
+
+    def contributions(self, x: dict[str, float]) -> dict[str, float]:
+        """Each algorithm's share of the predicted log time (its terms' weight × value)."""
+        with self._lock:
+            w = self._fitted()[0]
+            out: dict[str, float] = {}
+            for n, v in x.items():
+                owner = owner_of(n)
+                if owner is not None:
+                    weight = w[self.index[n]] if n in self.index else self.prior_weights.get(n, 0.0)
+                    out[owner] = out.get(owner, 0.0) + float(weight) * v
+        return out
+
+    def verdict(self, x: dict[str, float], limit: float) -> str | None:
+        """Why a candidate with features ``x`` should not be started under ``limit`` (None: start it): only
+        with :data:`MIN_EVIDENCE` observations of the run, and only when even ``exp(mean − SKIP_Z × spread)``
+        is above the limit."""
+        if self.evidence < MIN_EVIDENCE or not limit:
+            return None
+        mu, spread = self.predict_log(x)
+        low = mu - SKIP_Z * spread
+        if low <= math.log(limit):
+            return None
+        self.skipped += 1
+        shares = self.contributions(x)
+        slowest = max(sorted(shares), key=lambda a: shares[a]) if shares else None
+        mostly = f", mostly {slowest}" if slowest else ""
+        return (f"skipped: the cost model predicts {math.exp(min(mu, 50.0)):.1f} s (at least "
+                f"{math.exp(min(low, 50.0)):.1f} s{mostly}) for the {limit:.1f} s limit this one would get")
+
+    def weights(self) -> dict[str, float]:
+        """The fitted weights by feature name (what a prior file keeps)."""
+        with self._lock:
+            w = self._fitted()[0]
+            return {n: float(w[i]) for n, i in self.index.items()}
+
+    @property
+    def sigma(self) -> float:
+        with self._lock:
+            return self._fitted()[2]
+
+
+# -- helpers for the other stages --------------------------------------------------------------------
+def predict(model: CostModel, tree_or_phenotype, shape: Shape, algorithms: Iterable[str] | None = None) -> float:
+    """The predicted wall time (s) of one candidate on a view of ``shape``."""
+    return model.predict_seconds(features(tree_or_phenotype, shape, algorithms))
+
+
+def order_by_cost(model: CostModel, candidates: Sequence, shape: Shape,
+                  algorithms: Iterable[str] | None = None) -> list[int]:
+    """The indices of ``candidates`` (trees or phenotypes; or objects with a ``tree``) cheapest predicted
+    first; ties keep the given order. For the final stage: re-evaluate the cheap ones first."""
+    names = None if algorithms is None else set(algorithms)
+    costs = [predict(model, getattr(c, "tree", c), shape, names) for c in candidates]
+    return sorted(range(len(candidates)), key=lambda i: (costs[i], i))
+
+
+def choose_rung(model: CostModel, tree_or_phenotype, shapes: Sequence[Shape], limit: float,
+                algorithms: Iterable[str] | None = None) -> int:
+    """The highest screening rung (``shapes`` cheapest first, as :meth:`SearchLoop.rungs` lists them) whose
+    predicted time is within ``limit``; 0 when none is."""
+    best = 0
+    for rung, shape in enumerate(shapes):
+        if predict(model, tree_or_phenotype, shape, algorithms) <= limit:
+            best = rung
+    return best
+
+
+# -- accuracy (inspect) -------------------------------------------------------------------------------
+def _ranks(values: np.ndarray) -> np.ndarray:
+    """Ranks 1..n, ties sharing their average rank."""
+    order = np.argsort(values, kind="mergesort")
+    ranks = np.empty(len(values))
+    sorted_vals = values[order]
+    i = 0
+    while i < len(values):
+        j = i
+        while j + 1 < len(values) and sorted_vals[j + 1] == sorted_vals[i]:
+            j += 1
+        ranks[order[i:j + 1]] = (i + j) / 2.0 + 1.0
+        i = j + 1
+    return ranks
+
+
+def spearman(a: Sequence[float], b: Sequence[float]) -> float | None:
+    """Spearman's rank correlation (None: fewer than 3 pairs, or a constant side)."""
+    if len(a) < 3:
+        return None
+    ra, rb = _ranks(np.asarray(a, float)), _ranks(np.asarray(b, float))
+    ra, rb = ra - ra.mean(), rb - rb.mean()
+    denom = math.sqrt(float(ra @ ra) * float(rb @ rb))
+    return None if denom == 0 else float(ra @ rb) / denom
+
+
+def accuracy(records: Iterable[dict]) -> dict | None:
+    """How well ``predicted`` matched ``wall_time`` over the ok evaluations that carry both: ``n``,
+    ``spearman`` and ``median_ratio`` (predicted / actual), and ``skipped`` (candidates the cost model did
+    not start); None when no record carries a prediction."""
+    pairs, skipped = [], 0
+    for r in records:
+        if r.get("status") == "skipped" and str(r.get("reason", "")).startswith("skipped: the cost model"):
+            skipped += 1
+        p, t = r.get("predicted"), r.get("wall_time")
+        if r.get("status") != "ok" or not isinstance(p, (int, float)) or not isinstance(t, (int, float)):
+            continue
+        if math.isfinite(p) and math.isfinite(t) and p > 0 and t > 0:
+            pairs.append((float(p), max(float(t), MIN_SECONDS)))
+    if not pairs:
+        return None
+    predicted, actual = zip(*pairs)
+    return {"n": len(pairs), "spearman": spearman(predicted, actual),
+            "median_ratio": float(np.median(np.array(predicted) / np.array(actual))), "skipped": skipped}
