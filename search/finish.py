@@ -46,17 +46,17 @@ FOLD_ROWS = "train rows of the final re-evaluation's last fold"
 def _status(loop: SearchLoop, pairs, usable, started: int, winner) -> str:
     if winner is not None:
         return "finished"
-    if not pairs:
-        counts = loop.state.counts
-        if not counts.get("evaluations"):
-            return "no candidate evaluated"
-        if counts.get("failed", 0) >= counts["evaluations"]:
-            return "every candidate failed"
-        return "no candidate was evaluated on all the learning rows within the budget"
+    counts = loop.state.counts
+    if not pairs and not counts.get("evaluations"):
+        return "no candidate evaluated"
+    if not usable and any(loop.worked(c) for c, _ in pairs):
+        return "every candidate failed its final re-evaluation"
     if not usable:
-        if any(loop.worked(c) for c, _ in pairs):
-            return "every candidate failed its final re-evaluation"
-        return "every candidate failed"
+        if counts.get("failed", 0) >= counts.get("evaluations", 0):
+            return "every candidate failed"
+        # some succeeded on a screening subsample only (their fits are not kept): nothing to return
+        return ("no candidate was evaluated on all the learning rows within the budget (successes on "
+                "screening subsamples only); give a larger --budget or --eval-timeout")
     return "no candidate could be refit" if started else "no model could be refit within the budget"
 
 
