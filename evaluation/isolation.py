@@ -160,6 +160,19 @@ def _child(conn, fn: Callable, args: tuple, limits: Limits, parent: int) -> None
         os._exit(0)  # skip atexit handlers inherited from the parent
 
 
+#: how long the caller waits for a killed child to be reaped before a reaper thread takes over
+REAP_SECONDS = 0.5
+
+
+def reap(proc: mp.Process) -> None:
+    """Wait for ``proc`` (killed) to end, but not for long: a killed process can take seconds to
+    release a large memory, and that time must not count against the candidate's limit or the
+    run's budget; a daemon thread reaps it then (no zombie is left)."""
+    proc.join(REAP_SECONDS)
+    if proc.is_alive() or proc.exitcode is None:
+        threading.Thread(target=proc.join, name="ggp-reaper", daemon=True).start()
+
+
 def _group_rss(root: psutil.Process) -> int:
     total = 0
     try:
@@ -236,7 +249,9 @@ def run_isolated(fn: Callable, args: tuple = (), limits: Limits = Limits()) -> O
     finally:
         if status != OK or proc.is_alive():
             _kill_group(proc)
-        proc.join(5)
+            reap(proc)
+        else:
+            proc.join(5)  # it has sent its result and is exiting by itself
         recv.close()
         with _LIVE_LOCK:
             _LIVE.pop(proc.pid, None)

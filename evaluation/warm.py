@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 import psutil
+
 from ggp_automl.spaces.deadline import BudgetExceeded, set_deadline
 
 from .isolation import (
@@ -57,6 +58,7 @@ from .isolation import (
     _kill_group,
     _thread_pools,
     death_of,
+    reap,
 )
 
 #: candidates one child runs before it is replaced (bounds what a slow leak can accumulate)
@@ -138,7 +140,7 @@ class _WarmChild:
 
     def end(self) -> None:
         _kill_group(self.proc)
-        self.proc.join(5)
+        reap(self.proc)
         self.conn.close()
         with _LIVE_LOCK:
             _LIVE.pop(self.proc.pid, None)
@@ -293,7 +295,7 @@ def run_warm(fn: Callable, args: tuple = (), limits: Limits = Limits(), shared: 
         healthy = False  # what earlier candidates left behind must not count against the next
     if not healthy:
         if status is None:  # it ended by itself: how, before it is reaped by the kill below
-            child.proc.join(1)
+            child.proc.join(0.5)
             status, reason = death_of(child.proc.exitcode)
         _retire()
     return Outcome(status, value, reason, time.perf_counter() - start, peak)
