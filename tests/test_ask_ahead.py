@@ -10,16 +10,14 @@ import threading
 import time
 
 import pytest
-
-from ggp_automl.search import RunConfig, resume, start
-from ggp_automl.search import asynchronous
+from ggp_automl.search import RunConfig, asynchronous, resume, start
 from ggp_automl.search.individual import Individual
 from ggp_automl.search.loop import SearchLoop, SearchState
 from ggp_automl.search.methods.base import SteadyStateMethod, by_rank
 from ggp_automl.search.methods.bo import BO
 from ggp_automl.search.methods.tpe import TPE
-from ggp_automl.search.rundir import RunDirectory
 from ggp_automl.search.run import search
+from ggp_automl.search.rundir import RunDirectory
 
 from .test_search import FakeEngine, Killed, _loop, data, fake_world, small  # noqa: F401 - fixtures
 
@@ -120,10 +118,9 @@ def test_the_run_is_the_one_where_each_ask_ahead_was_made_at_once(small, data, m
     """In the background or in the foreground (as a replay asks), the same asks see the same tells and
     propose the same candidates: with one worker the proposal for candidate k+1 sees the results of
     candidates 1..k-1, never k's, however long k's evaluation takes."""
-    runs = []
+    runs, start_ahead = [], asynchronous.AskAhead.start
     for background in (True, False):
         if not background:
-            start_ahead = asynchronous.AskAhead.start
             monkeypatch.setattr(asynchronous.AskAhead, "start", lambda self, background: start_ahead(self, False))
         engine = JitteryEngine(jitter(0.01))
         method = _slow_run(small, data, engine)
