@@ -199,6 +199,27 @@ def encoded(encoder, X: np.ndarray) -> np.ndarray:
     return Xt
 
 
+def per_view(X: np.ndarray, name: str, compute):
+    """``compute(X)``, once per shared encoded array (:func:`is_validated`) and ``name``: what depends on
+    the features alone — the sorted order of every column, say — is then computed once per data view
+    and process, and reused by the q binary problems of a binary relevance, the members of an
+    ensemble and every later candidate on that view. Any other ``X``: computed each time.
+    The result's arrays (a tuple's, or an object's attributes) are made read-only."""
+    if not is_validated(X):
+        return compute(X)
+    key = ("view", id(X), name)
+    hit = _CACHE.get(key, (X,))
+    if hit is not None:
+        return hit[0]
+    value = compute(X)
+    arrays = [v for v in (value if isinstance(value, tuple) else vars(value).values() if hasattr(value, "__dict__")
+                          else [value]) if isinstance(v, np.ndarray)]
+    for a in arrays:
+        a.flags.writeable = False
+    _CACHE.put(key, (X,), (value,), sum(a.nbytes for a in arrays))
+    return value
+
+
 def clear_cache() -> None:
     """Forget every encoded array of this process."""
     _CACHE.clear()

@@ -102,3 +102,56 @@ def test_encoder_refuses_another_width():
     enc = FeatureEncoder([0]).fit(np.zeros((3, 2)))
     with pytest.raises(ValueError, match="2"):
         enc.transform(np.zeros((3, 3)))
+
+
+def test_what_depends_on_x_alone_is_computed_once_per_view():
+    from ggp_automl.spaces.encoding import per_view
+
+    clear_cache()
+    calls = []
+
+    def order(X):
+        calls.append(1)
+        return np.argsort(X, axis=0, kind="stable"), np.sort(X, axis=0)
+
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    per_view(X, "order", order)
+    per_view(X, "order", order)
+    assert len(calls) == 2  # not a shared encoding: computed each time
+    with shared_encodings():
+        _, Xt = fit_encoded(X, None)
+        first = per_view(Xt, "order", order)
+        again = per_view(Xt, "order", order)
+    assert len(calls) == 3 and again is first and not first[0].flags.writeable
+
+
+@pytest.mark.parametrize("name", ["OneR", "JRip", "PART"])
+def test_rule_learners_learn_the_same_on_a_shared_view(name):
+    """Sharing the sorted columns across labels changes no prediction: a binary relevance over four
+    labels, fitted on the shared encoding and on a plain copy."""
+    from ggp_automl.spaces.encoding import per_view
+    from ggp_automl.spaces.model import MultiLabelModel
+    from ggp_automl.spaces.showcase import minimal_chain
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(80, 5)).round(1)
+    Y = (X[:, :4] + rng.normal(scale=0.5, size=(80, 4)) > 0).astype(int)
+    clear_cache()
+    plain = MultiLabelModel(minimal_chain(name), 0.5).fit(X.copy(), Y).predict_proba(X.copy())
+    computed = []
+    import ggp_automl.spaces.encoding as encoding
+
+    def counting(X, what, compute):
+        return per_view(X, what, lambda X: computed.append(what) or compute(X))
+
+    for module in ("_rules_oner", "_rules_ripper", "_rules_part"):
+        mod = __import__(f"ggp_automl.spaces.slc.{module}", fromlist=["per_view"])
+        setattr(mod, "per_view", counting)
+    try:
+        with shared_encodings():
+            shared = MultiLabelModel(minimal_chain(name), 0.5).fit(X, Y).predict_proba(X)
+    finally:
+        for module in ("_rules_oner", "_rules_ripper", "_rules_part"):
+            setattr(__import__(f"ggp_automl.spaces.slc.{module}", fromlist=["per_view"]), "per_view", encoding.per_view)
+    np.testing.assert_array_equal(plain, shared)
+    assert computed and len(computed) == len(set(computed))  # once per view, not once per label

@@ -14,6 +14,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from ggp_automl.spaces.deadline import check_deadline
+from ggp_automl.spaces.encoding import per_view
 from ggp_automl.spaces.slc._validation import fit_inputs, predict_inputs
 
 #: cap on (attributes × rows × classes) cells held at once; larger problems run in chunks
@@ -89,6 +90,12 @@ def _buckets(vs: np.ndarray, ys: np.ndarray, n_classes: int, mbs: int):
     return correct, cl, classif, breaks
 
 
+
+def _sorted_columns(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every column's ascending row order (ties by row) and its values in that order, (M, n) each."""
+    order = np.argsort(X, axis=0, kind="stable").T
+    return order, np.take_along_axis(X.T, order, axis=1)
+
 class WekaOneR(ClassifierMixin, BaseEstimator):
     """WEKA OneR on numeric attributes with minimum bucket size ``min_bucket_size`` (-B).
 
@@ -117,8 +124,7 @@ class WekaOneR(ClassifierMixin, BaseEstimator):
             self.breakpoints_ = np.empty(0)
             self.classifications_ = np.array([int(np.bincount(codes, minlength=k).argmax())])
             return self
-        order = np.argsort(X, axis=0, kind="stable").T              # (M, n)
-        vs = np.take_along_axis(X.T, order, axis=1)
+        order, vs = per_view(X, "oner-sorted-columns", _sorted_columns)  # (M, n) each; once per data view
         ys = codes[order]
         chunk = max(1, _CHUNK_CELLS // max(1, (n + 1) * k))
         best = None

@@ -32,6 +32,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from ggp_automl.spaces.deadline import check_deadline
+from ggp_automl.spaces.encoding import per_view
 from ggp_automl.spaces.slc._rules_base import SMALL, ColumnOrder, make_rng, normalise_rows
 from ggp_automl.spaces.slc._rules_ripper_grow import (  # noqa: F401 - _best_antecedent re-exported for the tests
     _best_antecedent, _Context, _grow, _prune, _Rule, _stratify_partition)
@@ -42,6 +43,12 @@ MAX_DL_SURPLUS = 64.0
 
 
 # ---------------------------------------------------------------------------------------------
+
+
+def _possible_conditions(X: np.ndarray) -> float:
+    """Twice the number of distinct cut points plus attributes: JRip's count of possible conditions."""
+    srt = np.sort(X, axis=0)
+    return float(2 * ((np.diff(srt, axis=0) != 0).sum() + X.shape[1]))
 
 class WekaJRip(ClassifierMixin, BaseEstimator):
     """WEKA JRip: ``min_weight`` (-N, grammar ``mtw``), ``check_error_rate`` (absence of -E),
@@ -183,9 +190,9 @@ class WekaJRip(ClassifierMixin, BaseEstimator):
         rank[order] = np.arange(k)
         yo = rank[codes]
         ordered_counts = counts[order]
-        srt = np.sort(X, axis=0)
-        total_conds = float(2 * ((np.diff(srt, axis=0) != 0).sum() + X.shape[1]))
-        ctx = _Context(X, yo, w, k, ColumnOrder(X), total_conds, float(self.min_weight),
+        # what depends on X alone is shared by every label and candidate on the data view (issue 25)
+        total_conds = per_view(X, "ripper-conditions", _possible_conditions)
+        ctx = _Context(X, yo, w, k, per_view(X, "column-order", ColumnOrder), total_conds, float(self.min_weight),
                        make_rng(self.random_state))
         prior = counts / counts.sum() if counts.sum() > 0 else np.full(k, 1.0 / k)
 
