@@ -133,7 +133,7 @@ def test_wheel_holds_only_the_package(wheel):
         assert not [n for n in names if n.startswith(f"ggp_automl/{name}/")], f"ggp_automl/{name}/ is in the wheel"
     required = [f"ggp_automl/grammars/{g}" for g in GRAMMARS] + [
         "ggp_automl/__init__.py", "ggp_automl/__main__.py", "ggp_automl/cli.py", "ggp_automl/gp/bnf.lark",
-        "ggp_automl/grammars/README.md"]
+        "ggp_automl/grammars/README.md", "ggp_automl/search/cost_prior.json"]
     assert [f for f in required if f not in names] == []
     # every grammar of the checkout, species included, is in the wheel, and no other
     in_checkout = {p.relative_to(ROOT).as_posix() for p in (ROOT / "grammars").rglob("*.bnf")}
