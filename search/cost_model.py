@@ -211,12 +211,13 @@ class CostModel:
         self.strength = float(prior.get("strength", PRIOR_STRENGTH))
         #: feature name -> column
         self.index: dict[str, int] = {}
+        #: every observation in the order it came: (columns, values, log seconds, ok); a time-out's
+        #: seconds are its limit's. The checkpoint keeps these, not the d×d sums rebuilt from them.
+        self.seen: list[tuple[np.ndarray, np.ndarray, float, bool]] = []
         self.xtx = np.zeros((0, 0))          # every observation's x xᵀ (ok and censored)
         self.xty = np.zeros(0)               # the ok observations' x y
         self.yy = 0.0
         self.n_ok = 0
-        #: the time-outs: (columns, values, log of the limit)
-        self.censored: list[tuple[np.ndarray, np.ndarray, float]] = []
         self.skipped = 0
         self._fit: tuple[np.ndarray, np.ndarray, float] | None = None  # weights, inverse, sigma
         self._lock = threading.Lock()
@@ -232,18 +233,28 @@ class CostModel:
 
     def __getstate__(self):
         state = self.__dict__.copy()
-        del state["_lock"]
-        state["_fit"] = None  # refit after a resume: the checkpoint holds only the evidence
+        for name in ("_lock", "xtx", "xty", "yy"):  # the sums: rebuilt from ``seen``, in the same order
+            del state[name]
+        state["_fit"] = None  # refit after a resume
         return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._lock = threading.Lock()
+        d = len(self.index)
+        self.xtx, self.xty, self.yy = np.zeros((d, d)), np.zeros(d), 0.0
+        for cols, vals, y, ok in self.seen:
+            self._add(cols, vals, y, ok)
+
+    @property
+    def censored(self) -> list[tuple[np.ndarray, np.ndarray, float]]:
+        """The time-outs: (columns, values, log of the limit)."""
+        return [(cols, vals, y) for cols, vals, y, ok in self.seen if not ok]
 
     @property
     def evidence(self) -> int:
         """Observations of this run: ok evaluations and time-outs."""
-        return self.n_ok + len(self.censored)
+        return len(self.seen)
 
     # -- learning ----------------------------------------------------------------------------------
     def _columns(self, x: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
@@ -270,14 +281,16 @@ class CostModel:
             return
         with self._lock:
             cols, vals = self._columns(x)
-            self.xtx[np.ix_(cols, cols)] += np.outer(vals, vals)
-            if status == "ok":
-                self.xty[cols] += vals * y
-                self.yy += y * y
-                self.n_ok += 1
-            else:
-                self.censored.append((cols, vals, y))
+            self.seen.append((cols, vals, y, status == "ok"))
+            self.n_ok += status == "ok"
+            self._add(cols, vals, y, status == "ok")
             self._fit = None
+
+    def _add(self, cols: np.ndarray, vals: np.ndarray, y: float, ok: bool) -> None:
+        self.xtx[np.ix_(cols, cols)] += np.outer(vals, vals)
+        if ok:
+            self.xty[cols] += vals * y
+            self.yy += y * y
 
     def _refit(self) -> tuple[np.ndarray, np.ndarray, float]:
         d = len(self.index)
@@ -287,13 +300,14 @@ class CostModel:
         base = self.xty + self.strength * w0
         sigma = max(self.prior_sigma, MIN_SIGMA)
         w = inv @ base
-        if self.censored:
-            Xc = np.zeros((len(self.censored), d))
-            for i, (cols, vals, _) in enumerate(self.censored):
+        censored = self.censored
+        if censored:
+            Xc = np.zeros((len(censored), d))
+            for i, (cols, vals, _) in enumerate(censored):
                 Xc[i, cols] += vals
-            c = np.array([y for _, _, y in self.censored])
-        for _ in range(EM_ROUNDS if self.censored else 1):
-            if self.censored:
+            c = np.array([y for _, _, y in censored])
+        for _ in range(EM_ROUNDS if censored else 1):
+            if censored:
                 w = inv @ (base + Xc.T @ _truncated_mean(Xc @ w, sigma, c))
             rss = max(self.yy - 2.0 * w @ self.xty + w @ self.xtx_ok(w), 0.0) if self.n_ok else 0.0
             sigma = max(math.sqrt((rss + SIGMA_WEIGHT * self.prior_sigma ** 2) / (self.n_ok + SIGMA_WEIGHT)),

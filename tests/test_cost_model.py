@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 
 from ggp_automl.gp.tree import Leaf, Node
-from ggp_automl.search import RunConfig, start
+from ggp_automl.search import RunConfig, resume, start
 from ggp_automl.search import cost_model as cm
 from ggp_automl.search import runtime
 from ggp_automl.search.cost_model import CostModel, Shape, accuracy, choose_rung, features, order_by_cost
 from ggp_automl.search.rundir import RunDirectory
 
-from .test_search import data, fake_world, small  # noqa: F401 - fixtures
+from .test_search import Killed, data, fake_world, small  # noqa: F401 - fixtures
 
 SHAPE = Shape(rows=500, features=50, targets=5)
 
@@ -95,6 +95,20 @@ def test_censored_time_outs_push_predictions_up():
     for p in slow:
         censored.observe(features(p, SHAPE, "AC"), "timeout", 100.0, 100.0)
     assert censored.predict_seconds(x) > 100.0
+
+
+def test_a_checkpointed_model_is_the_same_model():
+    """The checkpoint keeps the observations, not the d×d sums: rebuilt in the same order, bit for bit."""
+    import pickle
+
+    model = CostModel()
+    for i, (p, s, t) in enumerate(_synthetic(np.random.default_rng(3), 120)):
+        model.observe(features(p, s, "ABCD"), "timeout" if t > 3 else "ok", min(t, 3.0), 3.0)
+    x = features("C 300", SHAPE, "ABCD")
+    again = pickle.loads(pickle.dumps(model))
+    assert np.array_equal(again.xtx, model.xtx) and np.array_equal(again.xty, model.xty) and again.yy == model.yy
+    assert again.predict_log(x) == model.predict_log(x) and again.evidence == model.evidence == 120
+    assert "xtx" not in model.__getstate__()
 
 
 def test_the_prior_is_shipped_and_fitted_weights_move_from_it():
@@ -206,3 +220,20 @@ def test_same_seed_same_evaluations_with_one_worker(tmp_path, world):
     keys = ("split", "phenotype", "status", "limit", "predicted", "reason")
     assert [tuple(r.get(k) for k in keys) for r in first] == [tuple(r.get(k) for k in keys) for r in second]
     assert any(r["status"] == "skipped" for r in first)
+
+
+@pytest.mark.parametrize("mode", ["async", "generational"])
+def test_a_killed_and_resumed_run_makes_the_same_decisions(tmp_path, world, mode):
+    """The model is in the checkpoint (its observations) and the records logged after it are observed
+    again in their order: the resumed run skips and runs what the uninterrupted one did."""
+    whole, _ = _run(tmp_path, "whole", world, mode=mode)
+    fake = world[0]
+    fake.engine_kwargs = {**fake.engine_kwargs, "kill_after": 60}
+    with pytest.raises(Killed):
+        _run(tmp_path, "killed", world, mode=mode)
+    fake.engine_kwargs.pop("kill_after")
+    resume(tmp_path / "killed")
+    again = RunDirectory(tmp_path / "killed").evaluations()
+    keys = ("phenotype", "status", "limit", "predicted")
+    assert [tuple(r.get(k) for k in keys) for r in again] == [tuple(r.get(k) for k in keys) for r in whole]
+    assert any(r["status"] == "skipped" for r in whole)
