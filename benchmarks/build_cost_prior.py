@@ -6,10 +6,11 @@ fits on benchmark runs. Every evaluation record that carries the view's ``shape`
 search loop since the cost model exists) is an observation: an ok one of its time, a time-out a
 censored one (at least its limit), exactly as during a run.
 
-Reproduce the shipped prior (about six minutes on two cores; the runs go to ``OUT``)::
+Reproduce the shipped prior (about six minutes per set of runs on two cores; the runs go to ``OUT``)::
 
-    python benchmarks/build_cost_prior.py --generate /tmp/cost_prior_runs
-    python benchmarks/build_cost_prior.py /tmp/cost_prior_runs/*/ --write
+    python benchmarks/build_cost_prior.py --generate /tmp/cost_prior_runs2 --seed 0
+    python benchmarks/build_cost_prior.py --generate /tmp/cost_prior_runs3 --seed 1
+    python benchmarks/build_cost_prior.py /tmp/cost_prior_runs2/*/ /tmp/cost_prior_runs3/*/ --write
 
 ``--generate`` runs one-minute random searches (``nice -n 19``) on the multi-label folds Flags,
 Emotions and Yeast with grammars/large.bnf and on two single-label sets with grammars/ensembles.bnf
@@ -106,7 +107,7 @@ def check(per_run: dict[str, list]) -> list[float]:
         residuals += [math.log(p / max(a, 0.01)) for p, a in ok]
         rho = spearman(predicted, actual)
         ratio = float(np.median(np.array(predicted) / np.array(actual)))
-        print(f"  {name:10s} {len(ok):4d} ok   Spearman {rho:.2f}   median predicted/actual {ratio:.2f}")
+        print(f"  {name:28s} {len(ok):4d} ok   Spearman {rho:.2f}   median predicted/actual {ratio:.2f}")
     return residuals
 
 
@@ -122,7 +123,7 @@ def main(argv=None) -> int:
     runs = list(args.runs)
     if args.generate is not None:
         runs += generate(args.generate, args.datasets, args.budget, args.seed)
-    per_run = {run.name: observations(run) for run in runs}
+    per_run = {f"{run.parent.name}/{run.name}": observations(run) for run in runs}
     data = [o for obs in per_run.values() for o in obs]
     if not data:
         print("no evaluation records with a view shape: make runs with this version (--generate)")
@@ -140,7 +141,7 @@ def main(argv=None) -> int:
         prior = {"about": "cost model prior: ridge weights of log wall time (search/cost_model.py); "
                           "written by benchmarks/build_cost_prior.py",
                  "sigma": round(max(sigma, 0.25), 4), "strength": PRIOR_STRENGTH,
-                 "source": {run.name: len(obs) for run, obs in zip(runs, per_run.values())},
+                 "source": {name: len(obs) for name, obs in per_run.items()},
                  "weights": weights}
         PRIOR_FILE.write_text(json.dumps(prior, indent=1, sort_keys=False) + "\n")
         print(f"wrote {PRIOR_FILE} ({math.ceil(PRIOR_FILE.stat().st_size / 1024)} KB)")
