@@ -191,6 +191,9 @@ class SearchLoop:
         self.kept_model: KeptModel | None = None
         #: evaluations logged after the checkpoint, in the order they finished
         self.restored = sorted(restored, key=lambda r: r.get("n", 0))
+        # a record logged after the checkpoint may be on a view the resumed run does not draw again
+        self._shapes.update((r["split"], shape) for r in self.restored
+                            if (shape := Shape.from_record(r.get("shape"))) is not None)
         self._restored = {(r["split"], r["phenotype"]): result_from_record(r) for r in self.restored}
         self.resumed = bool(restored) or state.generation > 0
         self.history: list[dict] = []
