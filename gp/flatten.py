@@ -47,6 +47,26 @@ class FlattenError(ValueError):
     """The grammar cannot be a flat configuration space (recursion, or too many sites)."""
 
 
+def _add_conditions(space: ConfigurationSpace, conditions: list) -> None:
+    """``space.add(conditions)``, with ConfigSpace's cycle check run once instead of after every
+    condition: the check walks the whole space each time, so the Large space's 1,900 conditions took
+    half a minute (issue 25: a BO run spent it before its budget's clock started). The conditions of
+    an unrolled grammar form a tree (each site's condition names the choice above it), so they cannot
+    make a cycle; the check still runs, once, at the end. Where ConfigSpace's internals differ from
+    the version this was written for, the plain ``add`` runs."""
+    dag = getattr(space, "_dag", None)
+    check = getattr(dag, "_check_cyclic_dependancy", None)
+    if check is None:
+        space.add(conditions)
+        return
+    dag._check_cyclic_dependancy = lambda: None  # this object only
+    try:
+        space.add(conditions)
+    finally:
+        del dag._check_cyclic_dependancy
+    check()
+
+
 class FlatSpace:
     """The configuration space of a bound grammar, with decoding and encoding of trees."""
 
@@ -82,7 +102,8 @@ class FlatSpace:
                     elif isinstance(item, Sampler):
                         self._numeric(unrolled_key(site, name, a, i), (name, a, i), item, below)
         self.space.add(list(self._hps.values()))
-        self.space.add([EqualsCondition(hp, self._hps[parent], value) for hp, (parent, value) in self._conditions])
+        _add_conditions(self.space, [EqualsCondition(hp, self._hps[parent], value)
+                                     for hp, (parent, value) in self._conditions])
 
     def _add(self, hp, cond) -> None:
         if len(self._hps) >= MAX_HYPERPARAMETERS:

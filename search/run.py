@@ -184,6 +184,7 @@ def start(config: RunConfig, grammar: str | Path | Grammar, data: RunData, out: 
     :mod:`evaluation.learnable` before a run directory exists (a refusal leaves none); each
     warning goes to ``warn`` as a line ready to print. The run directory is locked while the
     search runs (:mod:`ggp_automl.search.lock`)."""
+    began = time.time()  # the budget counts from here: building the method (BO: seconds) is part of the run
     config = config.replace(plugins=_plugins(config.plugins))  # recorded as files' absolute paths
     if "species" in config.method_params:  # spGGP's species files too, as absolute paths (gp.species)
         config = config.replace(method_params={**config.method_params,
@@ -220,7 +221,7 @@ def start(config: RunConfig, grammar: str | Path | Grammar, data: RunData, out: 
         })
     try:
         state = SearchState.initial(method, config, config.worker_count)
-        return run_loop(config, g, data, state, run, observers)
+        return run_loop(config, g, data, state, run, observers, used=time.time() - began)
     finally:
         if run is not None:
             run.release()
@@ -338,6 +339,7 @@ def resume(path: str | Path, observers: list[SearchObserver] = (), workers: int 
 
 
 def _resume(run: RunDirectory, observers, workers: int | None, scheduler: str | None) -> SearchOutcome:
+    began = time.time()  # reloading the data and rebuilding the method count against the budget too
     path = run.path
     record, config = _run_record(run)
     if workers is not None or scheduler is not None:  # the machine may differ; the search does not
@@ -390,7 +392,7 @@ def _resume(run: RunDirectory, observers, workers: int | None, scheduler: str | 
         print(f"warning: {path / EVALUATIONS}: {len(logged) - len(usable)} damaged record(s) skipped; those "
               "evaluations run again", file=sys.stderr)
     restored = [r for r in usable if r["n"] >= state.logged]
-    used = max([state.elapsed] + [float(r.get("time") or 0.0) for r in restored])
+    used = max([state.elapsed] + [float(r.get("time") or 0.0) for r in restored]) + (time.time() - began)
     state.logged = max([state.logged] + [r["n"] + 1 for r in usable])
     return run_loop(config, grammar, data, state, run, observers, restored=restored, used=used)
 

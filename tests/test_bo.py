@@ -260,3 +260,20 @@ def test_with_screening_smac_learns_every_screened_candidate_and_the_full_result
     for ph in set(method.provisional) & rung0:
         key = next(k for k, p in engine.calls if p == ph)
         assert costs[ph] == pytest.approx(1.0 - fake_fitness(key, ph))
+
+
+def test_building_the_method_counts_against_the_budget(small, data, tmp_path, fake_world, monkeypatch):  # noqa: F811
+    """The flat configuration space takes seconds to build for the Large space: the budget's clock runs
+    from the start of the run, not from the first evaluation (a 20 s BO run took 59 s)."""
+    import time
+
+    attach = BO.attach
+
+    def slow_attach(self, grammar, meta):
+        time.sleep(1.0)
+        return attach(self, grammar, meta)
+
+    monkeypatch.setattr(BO, "attach", slow_attach)
+    outcome = start(_config().replace(max_generations=1), small, data, tmp_path / "run", argv=[])
+    first = RunDirectory(tmp_path / "run").evaluations()[0]
+    assert first["time"] >= 1.0 and outcome.final["time"] >= 1.0
