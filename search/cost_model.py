@@ -77,6 +77,9 @@ PRIOR_SIGMA, SIGMA_WEIGHT = 1.0, 10
 MIN_SIGMA = 0.25
 #: EM rounds imputing the censored (timed-out) observations at each refit
 EM_ROUNDS = 5
+#: the weights are refit once the observations since the last fit are this share of all (a refit is
+#: one d×d inverse, 0.1 s with 600 features: not one per evaluation in a long run), or at least one
+REFIT_SHARE = 0.05
 #: no candidate is judged before the run has this many observations of its own (ok or time-out)
 MIN_EVIDENCE = 30
 #: not started only when ``mean − SKIP_Z × spread`` (log seconds) is above the limit's log
@@ -220,6 +223,8 @@ class CostModel:
         self.n_ok = 0
         self.skipped = 0
         self._fit: tuple[np.ndarray, np.ndarray, float] | None = None  # weights, inverse, sigma
+        #: how many observations the last fit saw (the next one comes after REFIT_SHARE more)
+        self._fitted_at = 0
         self._lock = threading.Lock()
 
     @classmethod
@@ -233,18 +238,35 @@ class CostModel:
 
     def __getstate__(self):
         state = self.__dict__.copy()
-        for name in ("_lock", "xtx", "xty", "yy"):  # the sums: rebuilt from ``seen``, in the same order
+        for name in ("_lock", "xtx", "xty", "yy", "_fit"):  # rebuilt from ``seen``, in the same order
             del state[name]
-        state["_fit"] = None  # refit after a resume
+        state["_fitted_dim"] = None if self._fit is None else len(self._fit[0])
         return state
 
     def __setstate__(self, state):
+        dim = state.pop("_fitted_dim", None)
         self.__dict__.update(state)
         self._lock = threading.Lock()
-        d = len(self.index)
-        self.xtx, self.xty, self.yy = np.zeros((d, d)), np.zeros(d), 0.0
-        for cols, vals, y, ok in self.seen:
-            self._add(cols, vals, y, ok)
+        seen, done = self.seen, 0
+        self._fit = None
+        self.xtx, self.xty, self.yy = np.zeros((0, 0)), np.zeros(0), 0.0
+        if dim is not None:  # the fit in use when the checkpoint was written, on the observations it saw
+            self.seen = seen[: self._fitted_at]
+            self._grow(dim)
+            for obs in self.seen:
+                self._add(*obs)
+            with _one_blas_thread():
+                self._fit = self._refit()
+            self.seen, done = seen, self._fitted_at
+        self._grow(len(self.index))
+        for obs in seen[done:]:
+            self._add(*obs)
+
+    def _grow(self, d: int) -> None:
+        grow = d - len(self.xty)
+        if grow > 0:
+            self.xtx = np.pad(self.xtx, ((0, grow), (0, grow)))
+            self.xty = np.pad(self.xty, (0, grow))
 
     @property
     def censored(self) -> list[tuple[np.ndarray, np.ndarray, float]]:
@@ -262,10 +284,7 @@ class CostModel:
         if new:
             for name in new:
                 self.index[name] = len(self.index)
-            d = len(self.index)
-            grow = d - len(self.xty)
-            self.xtx = np.pad(self.xtx, ((0, grow), (0, grow)))
-            self.xty = np.pad(self.xty, (0, grow))
+            self._grow(len(self.index))
         cols = np.fromiter((self.index[n] for n in x), dtype=np.int64, count=len(x))
         vals = np.fromiter(x.values(), dtype=float, count=len(x))
         return cols, vals
@@ -284,7 +303,6 @@ class CostModel:
             self.seen.append((cols, vals, y, status == "ok"))
             self.n_ok += status == "ok"
             self._add(cols, vals, y, status == "ok")
-            self._fit = None
 
     def _add(self, cols: np.ndarray, vals: np.ndarray, y: float, ok: bool) -> None:
         self.xtx[np.ix_(cols, cols)] += np.outer(vals, vals)
@@ -293,8 +311,10 @@ class CostModel:
             self.yy += y * y
 
     def _refit(self) -> tuple[np.ndarray, np.ndarray, float]:
-        d = len(self.index)
-        names = list(self.index)
+        """The weights, their inverse Gram matrix and the spread, from the sums (``d`` = their size)."""
+        d = len(self.xty)
+        names = list(self.index)[:d]
+        n_ok = sum(1 for *_, ok in self.seen if ok)
         w0 = np.array([self.prior_weights.get(n, 0.0) for n in names])
         inv = np.linalg.inv(self.xtx + self.strength * np.eye(d)) if d else np.zeros((0, 0))
         base = self.xty + self.strength * w0
@@ -309,9 +329,8 @@ class CostModel:
         for _ in range(EM_ROUNDS if censored else 1):
             if censored:
                 w = inv @ (base + Xc.T @ _truncated_mean(Xc @ w, sigma, c))
-            rss = max(self.yy - 2.0 * w @ self.xty + w @ self.xtx_ok(w), 0.0) if self.n_ok else 0.0
-            sigma = max(math.sqrt((rss + SIGMA_WEIGHT * self.prior_sigma ** 2) / (self.n_ok + SIGMA_WEIGHT)),
-                        MIN_SIGMA)
+            rss = max(self.yy - 2.0 * w @ self.xty + w @ self.xtx_ok(w), 0.0) if n_ok else 0.0
+            sigma = max(math.sqrt((rss + SIGMA_WEIGHT * self.prior_sigma ** 2) / (n_ok + SIGMA_WEIGHT)), MIN_SIGMA)
         return w, inv, sigma
 
     def xtx_ok(self, w: np.ndarray) -> np.ndarray:
@@ -322,9 +341,13 @@ class CostModel:
         return out
 
     def _fitted(self) -> tuple[np.ndarray, np.ndarray, float]:
-        if self._fit is None:
+        """The current fit: refit when REFIT_SHARE of the observations are new since the last one (a
+        function of the observation count alone, so a resumed run refits where the uninterrupted one did)."""
+        n = len(self.seen)
+        if self._fit is None or n - self._fitted_at >= max(1, int(REFIT_SHARE * n)):
             with _one_blas_thread():
                 self._fit = self._refit()
+            self._fitted_at = n
         return self._fit
 
     # -- predicting -----------------------------------------------------------------------------------
@@ -332,8 +355,9 @@ class CostModel:
         """The predicted log wall time of a candidate with features ``x``, and its spread (log)."""
         with self._lock:
             w, inv, sigma = self._fitted()
-            known = [(self.index[n], v) for n, v in x.items() if n in self.index]
-            unknown = [(n, v) for n, v in x.items() if n not in self.index]
+            d = len(w)  # features met since the fit are not in it yet
+            known = [(self.index[n], v) for n, v in x.items() if self.index.get(n, d) < d]
+            unknown = [(n, v) for n, v in x.items() if self.index.get(n, d) >= d]
             cols = np.array([c for c, _ in known], dtype=np.int64)
             vals = np.array([v for _, v in known])
             mu = float(np.dot(vals, w[cols])) if known else 0.0
@@ -354,7 +378,8 @@ class CostModel:
             for n, v in x.items():
                 owner = owner_of(n)
                 if owner is not None:
-                    weight = w[self.index[n]] if n in self.index else self.prior_weights.get(n, 0.0)
+                    i = self.index.get(n, len(w))
+                    weight = w[i] if i < len(w) else self.prior_weights.get(n, 0.0)
                     out[owner] = out.get(owner, 0.0) + float(weight) * v
         return out
 
@@ -379,7 +404,7 @@ class CostModel:
         """The fitted weights by feature name (what a prior file keeps)."""
         with self._lock:
             w = self._fitted()[0]
-            return {n: float(w[i]) for n, i in self.index.items()}
+            return {n: float(w[i]) for n, i in self.index.items() if i < len(w)}
 
     @property
     def sigma(self) -> float:

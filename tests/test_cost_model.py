@@ -102,13 +102,23 @@ def test_a_checkpointed_model_is_the_same_model():
     import pickle
 
     model = CostModel()
-    for i, (p, s, t) in enumerate(_synthetic(np.random.default_rng(3), 120)):
-        model.observe(features(p, s, "ABCD"), "timeout" if t > 3 else "ok", min(t, 3.0), 3.0)
     x = features("C 300", SHAPE, "ABCD")
+    for p, s, t in _synthetic(np.random.default_rng(3), 120):
+        model.observe(features(p, s, "ABCD"), "timeout" if t > 3 else "ok", min(t, 3.0), 3.0)
+    fitted = model.predict_log(x)
+    # two more since the fit at 120 observations: fewer than REFIT_SHARE of them, the fit stays
+    model.observe(features("C 400", SHAPE, "ABCD"), "timeout", 3.0, 3.0)
+    model.observe(features("E 4", SHAPE, "ABCDE"), "ok", 1.0, 3.0)  # a feature the fit has not met
+    assert model.predict_log(x) == fitted and model.predict_seconds(features("E 9", SHAPE, "ABCDE")) > 0
     again = pickle.loads(pickle.dumps(model))
     assert np.array_equal(again.xtx, model.xtx) and np.array_equal(again.xty, model.xty) and again.yy == model.yy
-    assert again.predict_log(x) == model.predict_log(x) and again.evidence == model.evidence == 120
+    assert again.predict_log(x) == model.predict_log(x) == fitted and again.evidence == model.evidence == 122
     assert "xtx" not in model.__getstate__()
+    for i in range(10):  # then both refit at the same observation
+        for m in (model, again):
+            m.observe(features(f"B {i + 5}", SHAPE, "ABCD"), "ok", 0.7, 3.0)
+        assert again.predict_log(x) == model.predict_log(x)
+    assert model.predict_log(x) != fitted
 
 
 def test_the_prior_is_shipped_and_fitted_weights_move_from_it():
