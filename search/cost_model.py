@@ -27,9 +27,16 @@ time; a time-out is a *censored* one, the true time at least its limit, which th
 the mean of the predicted distribution above the limit (a few EM rounds of a Tobit model), so
 time-outs push predictions up; errors, crashes and memory kills say nothing about time. The
 sufficient statistics grow with the features the run meets; a refit (one d×d inverse, d the
-features seen) happens lazily before a prediction after new evidence. The predictive spread
-includes the weights' uncertainty, so an algorithm the run has hardly seen is never judged
-confidently.
+features seen) happens before a prediction once :data:`REFIT_SHARE` of the observations are new.
+The predictive spread includes the weights' uncertainty, so an algorithm the run has hardly seen
+is never judged confidently.
+
+**Records.** Every evaluation record carries ``predicted`` (seconds, the prediction made just before
+the model learned from that evaluation; null when the view is unknown) and ``shape`` (``[rows,
+features, targets, fits]`` of its view), so a run's log is both a test of the model and data for
+the next prior. On held-out runs of this machine (two cores, shared; ``inspect``'s line): Emotions
+fold 2, 120 s: Spearman 0.86, median predicted/actual 1.00 over 54 ok evaluations; car-evaluation
+with ensembles.bnf, 120 s: 0.88 and 1.04 over 20; Yeast fold 2, 150 s: 0.85 and 1.11 over 27.
 
 **Where it decides** (:meth:`CostModel.verdict`, asked by :meth:`TimeKeeper.assign`): a candidate is not
 started — logged as ``skipped`` through the runtime screen's path, the prediction as its reason —
