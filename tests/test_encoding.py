@@ -155,3 +155,27 @@ def test_rule_learners_learn_the_same_on_a_shared_view(name):
             setattr(__import__(f"ggp_automl.spaces.slc.{module}", fromlist=["per_view"]), "per_view", encoding.per_view)
     np.testing.assert_array_equal(plain, shared)
     assert computed and len(computed) == len(set(computed))  # once per view, not once per label
+
+
+def test_naive_bayes_all_columns_at_once_equals_one_at_a_time():
+    """The vectorised normal estimators (issue 25) give WEKA's per-attribute numbers, as the loop did."""
+    from ggp_automl.spaces.slc._bayes_estimators import (attribute_precision, normal_density,
+                                                         normal_log_densities, normal_parameters,
+                                                         normal_parameters_all, rounded_columns)
+
+    rng = np.random.default_rng(4)
+    X = np.column_stack([rng.normal(size=60).round(1), rng.integers(0, 2, 60), np.full(60, 3.0),
+                         rng.exponential(size=60)])
+    y = rng.integers(0, 3, 60)
+    w = rng.random(60)
+    precision, Xr, Xr2 = rounded_columns(X)
+    np.testing.assert_allclose(precision, [attribute_precision(X[:, j]) for j in range(4)], rtol=1e-12)
+    mean, sd = normal_parameters_all(Xr, Xr2, y, w, 3, precision)
+    for j in range(4):
+        m, s = normal_parameters(X[:, j], y, w, 3, precision[j])
+        np.testing.assert_allclose(mean[j], m, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(sd[j], s, rtol=1e-9, atol=1e-12)
+    X_new = X + rng.normal(scale=0.3, size=X.shape)
+    floor = np.log(1e-75)
+    want = sum(np.maximum(np.log(normal_density(X_new[:, j], mean[j], sd[j], precision[j])), floor) for j in range(4))
+    np.testing.assert_allclose(normal_log_densities(X_new, mean, sd, precision, floor, rows=7), want, rtol=1e-9)

@@ -22,8 +22,9 @@ from ggp_automl.spaces.params import Params
 from ggp_automl.spaces.registry import register
 
 from ._bayes_discretize import MDLDiscretizer
-from ._bayes_estimators import (KernelTable, attribute_precision, normal_density,
-                                normal_parameters)
+from ..encoding import per_view
+from ._bayes_estimators import (KernelTable, attribute_precision, normal_log_densities, normal_parameters_all,
+                                rounded_columns)
 from ._bayes_net_search import SEARCHES, ScoreData, joint_codes, search_structure
 from ._validation import fit_inputs, labels, predict_inputs
 
@@ -85,13 +86,13 @@ class WekaNaiveBayes(_ProbaClassifier):
                 np.add.at(counts, (codes[:, j], y_enc), w)
                 self.feature_log_prob_.append(np.log(counts / counts.sum(axis=0, keepdims=True)))
         else:
-            self.precision_ = np.array([attribute_precision(X[:, j]) for j in range(X.shape[1])])
             if self.estimator == "normal":
-                params = [normal_parameters(X[:, j], y_enc, w, C, self.precision_[j])
-                          for j in range(X.shape[1])]
-                self.theta_ = np.array([m for m, _ in params])      # (M, C)
-                self.sigma_ = np.array([s for _, s in params])      # (M, C)
+                # every column at once; what depends on X alone is shared across labels (issue 25)
+                precision, Xr, Xr2 = per_view(X, "naive-bayes-rounded", rounded_columns)
+                self.precision_ = np.array(precision)
+                self.theta_, self.sigma_ = normal_parameters_all(Xr, Xr2, y_enc, w, C, self.precision_)  # (M, C)
             else:
+                self.precision_ = np.array([attribute_precision(X[:, j]) for j in range(X.shape[1])])
                 self.kernels_ = [KernelTable(X[:, j], y_enc, w, C, self.precision_[j])
                                  for j in range(X.shape[1])]
         return self
@@ -103,11 +104,10 @@ class WekaNaiveBayes(_ProbaClassifier):
             for j, table in enumerate(self.feature_log_prob_):
                 jll += table[codes[:, j]]
             return jll
+        if self.estimator == "normal":
+            return jll + normal_log_densities(X, self.theta_, self.sigma_, self.precision_, _LOG_FLOOR)
         for j in range(X.shape[1]):
-            if self.estimator == "normal":
-                dens = normal_density(X[:, j], self.theta_[j], self.sigma_[j], self.precision_[j])
-            else:
-                dens = self.kernels_[j].density(X[:, j])
+            dens = self.kernels_[j].density(X[:, j])
             with np.errstate(divide="ignore"):
                 jll += np.maximum(np.log(dens), _LOG_FLOOR)
         return jll
