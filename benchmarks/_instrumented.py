@@ -12,17 +12,31 @@ candidate, in both versions) with a timed twin, and records when the search phas
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 import time
+from pathlib import Path
+
+
+#: where an old tree (before issue 23) kept the command line, the engine and the loop
+_OLD_LAYOUT = ("cli", "evaluation.engine", "gp.search.loop")
 
 
 def main() -> int:
     out_path, argv = sys.argv[1], sys.argv[2:]
     sys.argv = ["cli.py"] + argv
-    from ggp_automl import cli
-    from ggp_automl.evaluation import engine
-    from ggp_automl.search import loop
+    tree = Path(os.environ.get("PYTHONPATH", ".").split(os.pathsep)[0])
+    if (tree / "gp" / "search" / "loop.py").exists():
+        # A tree from before issue 23 (another checkout, first on PYTHONPATH): its modules had bare
+        # top-level names, which this checkout's own code never imports (tests/test_architecture.py).
+        import importlib
+
+        cli, engine, loop = (importlib.import_module(name) for name in _OLD_LAYOUT)
+    else:
+        from ggp_automl import cli
+        from ggp_automl.evaluation import engine
+        from ggp_automl.search import loop
 
     lock = threading.Lock()
     events: list[dict] = []
