@@ -165,17 +165,19 @@ def test_naive_bayes_all_columns_at_once_equals_one_at_a_time():
 
     rng = np.random.default_rng(4)
     X = np.column_stack([rng.normal(size=60).round(1), rng.integers(0, 2, 60), np.full(60, 3.0),
-                         rng.exponential(size=60)])
+                         rng.exponential(size=60), np.zeros(60)])
     y = rng.integers(0, 3, 60)
     w = rng.random(60)
     precision, Xr, Xr2 = rounded_columns(X)
-    np.testing.assert_allclose(precision, [attribute_precision(X[:, j]) for j in range(4)], rtol=1e-12)
+    np.testing.assert_allclose(precision, [attribute_precision(X[:, j]) for j in range(5)], rtol=1e-12)
     mean, sd = normal_parameters_all(Xr, Xr2, y, w, 3, precision)
-    for j in range(4):
+    for j in range(5):
         m, s = normal_parameters(X[:, j], y, w, 3, precision[j])
         np.testing.assert_allclose(mean[j], m, rtol=1e-9, atol=1e-12)
         np.testing.assert_allclose(sd[j], s, rtol=1e-9, atol=1e-12)
     X_new = X + rng.normal(scale=0.3, size=X.shape)
+    X_new[:, 1] = rng.integers(0, 2, 60)  # 0/1 columns (the matrix-product path), one never 1 in training
+    X_new[:, 4] = rng.integers(0, 2, 60)
     floor = np.log(1e-75)
-    want = sum(np.maximum(np.log(normal_density(X_new[:, j], mean[j], sd[j], precision[j])), floor) for j in range(4))
+    want = sum(np.maximum(np.log(normal_density(X_new[:, j], mean[j], sd[j], precision[j])), floor) for j in range(5))
     np.testing.assert_allclose(normal_log_densities(X_new, mean, sd, precision, floor, rows=7), want, rtol=1e-9)

@@ -22,6 +22,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import ndtr
 
+from ..encoding import per_view
+
 DEFAULT_PRECISION = 0.01
 _TAIL_Z = 40.0  # |z| beyond which a normal interval mass underflows to 0 in double precision
 
@@ -40,9 +42,10 @@ def round_to(x: np.ndarray, precision: float) -> np.ndarray:
 
 
 def interval_mass(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Φ(hi) − Φ(lo) for lo <= hi, evaluated in the far tail where both are near 1."""
+    """Φ(hi) − Φ(lo) for lo <= hi, evaluated in the far tail where both are near 1 (as Φ(−lo) − Φ(−hi)
+    when lo > 0): two CDF evaluations per element, whichever side."""
     upper = lo > 0
-    return np.where(upper, ndtr(-lo) - ndtr(-hi), ndtr(hi) - ndtr(lo))
+    return ndtr(np.where(upper, -lo, hi)) - ndtr(np.where(upper, -hi, lo))
 
 
 def normal_density(x: np.ndarray, mean: np.ndarray, sd: np.ndarray, precision: float) -> np.ndarray:
@@ -109,14 +112,36 @@ def normal_log_densities(X: np.ndarray, mean: np.ndarray, sd: np.ndarray, precis
     n, C = X.shape[0], mean.shape[1]
     out = np.zeros((n, C))
     half = precision / 2.0
+
+    def log_density(Xr, cols, c):
+        lo = (Xr - mean[cols, c] - half[cols]) / sd[cols, c]
+        hi = (Xr - mean[cols, c] + half[cols]) / sd[cols, c]
+        with np.errstate(divide="ignore"):
+            return np.maximum(np.log(interval_mass(lo, hi) / precision[cols]), log_floor)
+
     for r0 in range(0, n, rows):
-        Xr = np.rint(X[r0:r0 + rows] / precision) * precision          # (b, M)
-        for c in range(C):
-            lo = (Xr - mean[:, c] - half) / sd[:, c]
-            hi = (Xr - mean[:, c] + half) / sd[:, c]
-            with np.errstate(divide="ignore"):
-                out[r0:r0 + rows, c] = np.maximum(np.log(interval_mass(lo, hi) / precision), log_floor).sum(axis=1)
+        # A 0/1 column (a one-hot encoded nominal value, a word's presence) has two densities per class:
+        # its sum over such columns is a matrix product, not an erf per cell (bibtex: 1,836 such columns).
+        # Which columns those are depends on X alone: shared across labels (spaces.encoding.per_view).
+        binary, X_binary, X_rest = per_view(X, "binary-columns", _binary_columns) if n <= rows \
+            else _binary_columns(X[r0:r0 + rows])
+        rest = ~binary
+        if binary.any():
+            values = np.rint(np.array([[0.0], [1.0]]) / precision[binary]) * precision[binary]   # (2, Mb)
+            for c in range(C):
+                at0, at1 = log_density(values[:1], binary, c)[0], log_density(values[1:], binary, c)[0]
+                out[r0:r0 + rows, c] += at0.sum() + X_binary @ (at1 - at0)
+        if rest.any():
+            Xr = np.rint(X_rest / precision[rest]) * precision[rest]                     # (b, M - Mb)
+            for c in range(C):
+                out[r0:r0 + rows, c] += log_density(Xr, rest, c).sum(axis=1)
     return out
+
+
+def _binary_columns(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Which columns of ``X`` hold only 0 and 1, those columns and the others (contiguous copies)."""
+    binary = np.all((X == 0) | (X == 1), axis=0)
+    return binary, np.ascontiguousarray(X[:, binary]), np.ascontiguousarray(X[:, ~binary])
 
 
 def _symmetric_masses(h: float, half: int) -> np.ndarray:
