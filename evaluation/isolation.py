@@ -113,6 +113,12 @@ def _thread_pools() -> ThreadpoolController:
     return _CONTROLLER
 
 
+def one_blas_thread():
+    """A context in which this process's BLAS/OpenMP pools use one thread (the search process while its
+    threads fork candidates' children: see :func:`ggp_automl.search.run.run_loop`)."""
+    return _thread_pools().limit(limits=1)
+
+
 def _die_with_parent() -> None:
     """Linux: the kernel kills this child when its parent dies (a ``kill -9`` of the search
     must not leave candidates running for minutes with nobody waiting for them)."""

@@ -19,7 +19,7 @@ import numpy as np
 from ggp_automl.evaluation.data import Dataset, FeatureSchema, from_arrays, load_dataset, load_split
 from ggp_automl.evaluation.engine import make_engine
 from ggp_automl.evaluation.fidelity import FidelitySchedule
-from ggp_automl.evaluation.isolation import Limits
+from ggp_automl.evaluation.isolation import Limits, one_blas_thread
 from ggp_automl.evaluation.learnable import check_fold_rows, check_learnable
 from ggp_automl.evaluation.task import Task, task_of_kind, task_of_record
 from ggp_automl.gp.bnf_parser import load_grammar
@@ -406,7 +406,11 @@ def run_loop(config: RunConfig, grammar: Grammar, data: RunData, state: SearchSt
             "data_name": data.description.get("name", "data"), "workers": config.worker_count,
             "scheduler": config.scheduler, "resumed": bool(restored) or state.generation > 0,
             "test_source": _test_source(data.description), "run_dir": None if run is None else str(run.path)}
-    with make_engine(config.workers, limits, config.scheduler, config.plugins) as engine:
+    # One BLAS thread in the search process while its threads fork children: OpenBLAS's fork handler
+    # can deadlock against a multi-threaded BLAS call in another thread (the BO surrogate, the cost
+    # model; seen once as a hung run), and the cores belong to the workers anyway.
+    with one_blas_thread(), \
+            make_engine(config.workers, limits, config.scheduler, config.plugins) as engine:
         info["workers"] = state.keeper.workers = engine.workers
         loop = SearchLoop(config=config, grammar=grammar, train=data.train, test=data.test, engine=engine,
                           state=state, run=run, observers=list(observers), restored=list(restored), info=info)
