@@ -185,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs-dir", default="/tmp/ggp-throughput-runs")
     p.add_argument("--results", default=str(RESULTS / "throughput.jsonl"))
     p.add_argument("--table", action="store_true", help="only write the table of the recorded runs")
+    p.add_argument("--out", default=str(RESULTS / "throughput.md"), help="where --table writes the table")
     p.add_argument("--resummarise", action="store_true", help="recompute the records from the kept run directories")
     p.add_argument("extra", nargs="*", help="more evolve options, after --")
     args = p.parse_args(argv)
@@ -193,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
         resummarise(results, Path(args.runs_dir))
     if args.table or args.resummarise:
         text = table(load(results)) + "\n\n" + shared_candidates(load(results))
-        (RESULTS / "throughput.md").write_text(text + "\n")
+        Path(args.out).write_text(text + "\n")
         print(text)
         return 0
     if not FOLDS.exists():
