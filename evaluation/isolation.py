@@ -131,7 +131,9 @@ def _die_with_parent() -> None:
         pass
 
 
-def _child(conn, fn: Callable, args: tuple, limits: Limits, parent: int) -> None:
+def enter_child(limits: Limits, parent: int) -> None:
+    """What every candidate's child does first (a fresh one here, a warm one in :mod:`evaluation.warm`):
+    its own process group, death with its parent, silence, ``limits.threads`` BLAS threads."""
     os.setsid()  # own process group: the parent can kill everything the candidate starts
     _die_with_parent()
     if os.getppid() != parent:  # the parent died before the line above took effect
@@ -145,6 +147,10 @@ def _child(conn, fn: Callable, args: tuple, limits: Limits, parent: int) -> None
         os.dup2(devnull, 2)
     for var in _THREAD_VARS:
         os.environ[var] = str(limits.threads)
+
+
+def _child(conn, fn: Callable, args: tuple, limits: Limits, parent: int) -> None:
+    enter_child(limits, parent)
     try:
         cap = _address_space_limit(psutil.Process().memory_info().vms, limits.memory_bytes)
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
@@ -212,6 +218,12 @@ def death_of(code: int | None) -> tuple[str, str]:
     return CRASHED, f"the process exited with code {code} without a result"
 
 
+def memory_reason(rss: int, start_rss: int, limits: Limits) -> str:
+    """Why a child was killed for its memory, in one line."""
+    return (f"killed at {rss / 2**20:.0f} MB resident memory, {(rss - start_rss) / 2**20:.0f} MB above its start: "
+            f"past the {limits.memory_bytes / 2**20:.0f} MB memory limit")
+
+
 def run_isolated(fn: Callable, args: tuple = (), limits: Limits = Limits()) -> Outcome:
     """Call ``fn(*args)`` in a forked child under ``limits``; never raises."""
     _thread_pools()
@@ -248,9 +260,7 @@ def run_isolated(fn: Callable, args: tuple = (), limits: Limits = Limits()) -> O
                 rss = _group_rss(ps)
                 peak = max(peak, rss)
                 if rss - start_rss > limits.memory_bytes:
-                    status, reason = MEMORY, f"killed at {rss / 2**20:.0f} MB resident memory, " \
-                                             f"{(rss - start_rss) / 2**20:.0f} MB above its start: past the " \
-                                             f"{limits.memory_bytes / 2**20:.0f} MB memory limit"
+                    status, reason = MEMORY, memory_reason(rss, start_rss, limits)
                     break
     finally:
         if status != OK or proc.is_alive():

@@ -46,18 +46,18 @@ from ggp_automl.spaces.deadline import BudgetExceeded, set_deadline
 from .isolation import (
     _LIVE,
     _LIVE_LOCK,
-    _THREAD_VARS,
     ERROR,
     MEMORY,
     OK,
     TIMEOUT,
     Limits,
     Outcome,
-    _die_with_parent,
     _group_rss,
     _kill_group,
     _thread_pools,
     death_of,
+    enter_child,
+    memory_reason,
     reap,
 )
 
@@ -148,19 +148,7 @@ class _WarmChild:
 
 def _serve(conn, limits: Limits, parent: int) -> None:
     """The child: set up once like an isolated child, then run candidates until told to stop."""
-    os.setsid()
-    _die_with_parent()
-    if os.getppid() != parent:
-        os._exit(1)
-    if limits.quiet:
-        import faulthandler
-
-        faulthandler.disable()
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
-        os.dup2(devnull, 2)
-    for var in _THREAD_VARS:
-        os.environ[var] = str(limits.threads)
+    enter_child(limits, parent)
     inherited = dict(_shared)
     for obj in inherited.values():
         _freeze(obj)
@@ -281,9 +269,7 @@ def run_warm(fn: Callable, args: tuple = (), limits: Limits = Limits(), shared: 
             rss = child.rss(group=polls % GROUP_EVERY == 0)  # a candidate's own processes: checked less often
             peak = max(peak, rss)
             if rss - task_rss > limits.memory_bytes:
-                status, reason = MEMORY, f"killed at {rss / 2**20:.0f} MB resident memory, " \
-                                         f"{(rss - task_rss) / 2**20:.0f} MB above its start: past the " \
-                                         f"{limits.memory_bytes / 2**20:.0f} MB memory limit"
+                status, reason = MEMORY, memory_reason(rss, task_rss, limits)
                 break
     except BaseException:  # Ctrl-C in the caller: the child must not outlive it
         _retire()

@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import pickle
-import time
 
 import numpy as np
 import pytest
@@ -138,20 +137,9 @@ class KeepingEngine(FakeEngine):
 
 def searched(grammars, budget: float, left: float, **engine):
     """A random search with the keeping fake engine, its clock then set ``left`` seconds before the end."""
-    from ggp_automl.search import RunConfig, make_method
-    from ggp_automl.search.loop import SearchLoop, SearchState
-    from ggp_automl.search.run import default_dataset, search
+    from .test_timekeeper import searched_loop
 
-    config = RunConfig(method="random", batch_size=6, max_generations=3, budget_seconds=budget, eval_timeout=20,
-                       mode="generational", screening="off")
-    fake = KeepingEngine(**engine)
-    train = default_dataset()
-    method = make_method(config, grammars["small"], train.meta)
-    loop = SearchLoop(config=config, grammar=grammars["small"], train=train, engine=fake,
-                      state=SearchState.initial(method, config, fake.workers))
-    search(loop)
-    loop.t0 = time.time() - (budget - left)
-    return loop
+    return searched_loop(grammars, budget, left, engine_class=KeepingEngine, **engine)[0]
 
 
 @pytest.fixture

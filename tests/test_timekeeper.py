@@ -207,8 +207,9 @@ def refits(monkeypatch):
     return calls
 
 
-def searched_loop(grammars, budget: float, left: float, **engine):
-    """A random search run with the fake engine, then its clock set to ``left`` seconds before the end."""
+def searched_loop(grammars, budget: float, left: float, engine_class=None, **engine):
+    """A random search run with the fake engine (or ``engine_class``), then its clock set to ``left``
+    seconds before the end."""
     import time
 
     from ggp_automl.search import RunConfig, make_method
@@ -219,7 +220,7 @@ def searched_loop(grammars, budget: float, left: float, **engine):
 
     config = RunConfig(method="random", batch_size=6, max_generations=3, budget_seconds=budget, eval_timeout=20,
                        mode="generational", screening="off")
-    fake = FakeEngine(**engine)
+    fake = (engine_class or FakeEngine)(**engine)
     train = default_dataset()
     method = make_method(config, grammars["small"], train.meta)
     loop = SearchLoop(config=config, grammar=grammars["small"], train=train, engine=fake,
