@@ -53,7 +53,7 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -405,15 +405,21 @@ class DaskEngine(EvaluationEngine):
         if future.status == "cancelled":
             if not ours:
                 return None
-            # Not cancelled by us: the workers holding the scattered data died (a candidate that kills its
-            # worker, retried by Dask on the next one, can take them all). Recorded as crashed, never dropped
-            # (issue 24); the data are scattered again for the next candidate.
-            self._split_future, self._split_key = None, None
-            self._grammars.clear()
-            return EvaluationResult(phenotype, CRASHED, 0.0,
-                                    reason="the Dask worker evaluating it died (killed, or out of memory), and the "
-                                           "cluster lost the data it needed; the candidate was not finished")
-        return future.result()
+            return self._lost(phenotype)
+        try:
+            return future.result()
+        except CancelledError:  # cancelled between the status check and here (distributed's FutureCancelledError)
+            return None if not ours else self._lost(phenotype)
+
+    def _lost(self, phenotype: str) -> EvaluationResult:
+        """Not cancelled by us: the workers holding the scattered data died (a candidate that kills its
+        worker, retried by Dask on the next one, can take them all). Recorded as crashed, never dropped
+        (issue 24); the data are scattered again for the next candidate."""
+        self._split_future, self._split_key = None, None
+        self._grammars.clear()
+        return EvaluationResult(phenotype, CRASHED, 0.0,
+                                reason="the Dask worker evaluating it died (killed, or out of memory), and the "
+                                       "cluster lost the data it needed; the candidate was not finished")
 
     def wait(self, handles, timeout=None):
         import distributed
