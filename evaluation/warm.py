@@ -189,9 +189,9 @@ def _serve(conn, limits: Limits, parent: int) -> None:
                     _send(conn, (ERROR, None, f"{type(exc).__name__}: {str(exc)[:400]} (at {where})"))
             finally:
                 set_deadline(None)
-                try:
+                try:  # back to no limit between candidates; the next one sets its own
                     resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
-                except (ValueError, OSError):
+                except (ValueError, OSError):  # nothing to undo where the platform refused the limit itself
                     pass
             if fatal:  # the heap may be in any state after a failed allocation
                 conn.close()
