@@ -152,18 +152,42 @@ def shared_encodings():
 _VALIDATED: dict[int, weakref.ref] = {}
 
 
+#: the shared encoded arrays among them, by id: read-only, so what is computed from one may be kept
+#: (:func:`per_view`)
+_FROZEN: dict[int, weakref.ref] = {}
+
+
 def _frozen(a: np.ndarray) -> np.ndarray:
     a.flags.writeable = False
-    for key in [k for k, ref in _VALIDATED.items() if ref() is None]:
-        del _VALIDATED[key]
-    _VALIDATED[id(a)] = weakref.ref(a)
+    _register(_FROZEN, a)
+    return mark_validated(a)
+
+
+def _register(registry: dict, a: np.ndarray) -> None:
+    if len(registry) > 64:
+        for key in [k for k, ref in list(registry.items()) if ref() is None]:
+            registry.pop(key, None)
+    registry[id(a)] = weakref.ref(a)
+
+
+def _registered(registry: dict, a) -> bool:
+    ref = registry.get(id(a))
+    return ref is not None and ref() is a
+
+
+def mark_validated(a: np.ndarray) -> np.ndarray:
+    """Register ``a`` as checked: the caller vouches that it is a finite 2-d float64 array and stays
+    finite while it lives (the label network's buffer of features and 0/1 parent labels, made from a
+    checked matrix and rewritten thousands of times in a Gibbs sweep). The learners then skip
+    validating it, as they skip the shared encoding."""
+    _register(_VALIDATED, a)
     return a
 
 
 def is_validated(X) -> bool:
-    """Whether ``X`` is a shared encoded array of this process: 2-d, float64, finite, read-only."""
-    ref = _VALIDATED.get(id(X))
-    return ref is not None and ref() is X
+    """Whether ``X`` is a shared encoded array of this process (2-d, float64, finite, read-only) or
+    another array registered by :func:`mark_validated`."""
+    return _registered(_VALIDATED, X)
 
 
 def fit_encoded(X: np.ndarray, categorical_features) -> tuple[FeatureEncoder, np.ndarray]:
@@ -203,9 +227,10 @@ def per_view(X: np.ndarray, name: str, compute):
     """``compute(X)``, once per shared encoded array (:func:`is_validated`) and ``name``: what depends on
     the features alone — the sorted order of every column, say — is then computed once per data view
     and process, and reused by the q binary problems of a binary relevance, the members of an
-    ensemble and every later candidate on that view. Any other ``X``: computed each time.
+    ensemble and every later candidate on that view. Any other ``X`` (also a writable one registered
+    by :func:`mark_validated`): computed each time.
     The result's arrays (a tuple's, or an object's attributes) are made read-only."""
-    if not is_validated(X):
+    if not _registered(_FROZEN, X):     # a checked but writable array may change under the key
         return compute(X)
     key = ("view", id(X), name)
     hit = _CACHE.get(key, (X,))

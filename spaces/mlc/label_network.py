@@ -24,6 +24,7 @@ import numpy as np
 from sklearn import config_context
 
 from ggp_automl.spaces.deadline import check_deadline
+from ggp_automl.spaces.encoding import mark_validated
 from ggp_automl.spaces.slc.base import fit_slc, positive_scores
 
 from .base import MLCEstimator
@@ -67,11 +68,36 @@ class AugmentedRows:
 
     def __init__(self, X: np.ndarray, max_parents: int):
         self.X = X
-        n, M = X.shape
-        self.buffer = None
-        if max_parents > 0 and n * (M + max_parents) <= _BLOCK_FLOATS:
-            self.buffer = np.empty((n, M + max_parents))
-            self.buffer[:, :M] = X
+        self.max_parents = int(max_parents)
+        self._buffer = None
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.X.shape
+
+    @property
+    def buffer(self) -> np.ndarray | None:
+        """The buffer (made on first use; None when it would exceed ``_BLOCK_FLOATS``)."""
+        n, M = self.X.shape
+        if self._buffer is None and 0 < self.max_parents and n * (M + self.max_parents) <= _BLOCK_FLOATS:
+            self._buffer = np.empty((n, M + self.max_parents))
+            self._buffer[:, :M] = self.X
+            # one view per parent count, registered as checked (X was checked by as_features, the
+            # parent values are 0/1), so the base learners' thousands of calls skip validation
+            self.views = [mark_validated(self._buffer[:, :M + k]) for k in range(self.max_parents + 1)]
+        return self._buffer
+
+    def scorer(self, model):
+        """The model's ``appended_scorer`` over these rows (the features' part of its score computed
+        once, kept per model), or None when it has none."""
+        cache = self.__dict__.setdefault("scorers", {})
+        hit = cache.get(id(model))
+        if hit is None or hit[0] is not model:
+            make = getattr(model, "appended_scorer", None)
+            classes = getattr(model, "classes_", None)
+            binary = classes is not None and len(classes) == 2 and classes[0] == 0 and classes[1] == 1
+            hit = cache[id(model)] = (model, make(self.X) if make is not None and binary else None)
+        return hit[1]
 
     def with_parents(self, values: np.ndarray) -> np.ndarray:
         k = values.shape[1]
@@ -79,7 +105,7 @@ class AugmentedRows:
             return self.X
         M = self.X.shape[1]
         self.buffer[:, M:M + k] = values
-        return self.buffer[:, :M + k]
+        return self.views[k]
 
 
 class LabelNetwork:
@@ -131,6 +157,9 @@ class LabelNetwork:
         """
         model = self.models[j]
         if isinstance(X, AugmentedRows):
+            score = X.scorer(model)
+            if score is not None:
+                return np.clip(score(parent_values, rows)[:, 1], 0.0, 1.0)
             if X.buffer is not None and rows is None:
                 with config_context(assume_finite=True):
                     return np.clip(positive_scores(model, X.with_parents(parent_values)), 0.0, 1.0)

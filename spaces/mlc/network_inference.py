@@ -67,6 +67,7 @@ def sample_paths(net: LabelNetwork, X, rows, rng: np.random.Generator):
     """Ancestral sampling: one path per entry of ``rows`` (indices into ``X``)."""
     count = len(rows)
     L = net.n_labels
+    X = net.rows_of(X)
     paths = np.zeros((count, L), dtype=np.int8)
     scores = np.zeros((count, L))
     logp = np.zeros(count)
@@ -102,6 +103,7 @@ def monte_carlo_search(networks, weights, X, n_iter: int, rng: np.random.Generat
     if n == 0 or n_iter <= 0:
         return paths, scores, logp
     per_block = max(1, min(n_iter, _SAMPLE_CELLS // max(1, n * L)))
+    rows_of = [net.rows_of(X) for net in networks]     # per network: its models' fixed parts, kept
     for begin in range(0, n_iter, per_block):
         check_deadline()
         b = min(per_block, n_iter - begin)
@@ -114,7 +116,7 @@ def monte_carlo_search(networks, weights, X, n_iter: int, rng: np.random.Generat
         blk_logp = np.full((b, n), -np.inf)
         for m in np.unique(assign):
             tt, rr = np.nonzero(assign == m)
-            sp, ss, sl = sample_paths(networks[m], X, rr, rng)
+            sp, ss, sl = sample_paths(networks[m], rows_of[m], rr, rng)
             blk_paths[tt, rr] = sp
             blk_scores[tt, rr] = ss
             blk_logp[tt, rr] = sl
@@ -146,8 +148,8 @@ def pcc_search(net: LabelNetwork, X, beam_width: int):
 
     Returns (paths, scores along the best path, log joint probability).
     """
-    X = np.asarray(X, dtype=float)
-    n = X.shape[0]
+    X = net.rows_of(np.asarray(X, dtype=float))
+    n = X.X.shape[0]
     L = net.n_labels
     best_paths, _, best_logp = greedy_paths(net, X)
     if L == 0 or n == 0:

@@ -13,8 +13,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression, SGDClassifier
+from scipy.special import expit, softmax
 from sklearn.utils.validation import check_is_fitted
 
+from ..encoding import is_validated
 from ._functions_common import column_means, fill_missing, one_hot, range_scaling, standardisation
 from ._validation import ReplacesMissingValues, fit_inputs, labels, predict_inputs
 
@@ -128,11 +130,30 @@ class WekaLogistic(ReplacesMissingValues, ClassifierMixin, BaseEstimator):
             warnings.simplefilter("ignore", ConvergenceWarning)
             self.model_.fit((X - self.center_) / self.scale_, yi, sample_weight=w)
         self.n_iter_ = self.model_.n_iter_
+        self.folded_ = None
+        self.folded_ = self._folded_weights()
         return self
 
     def _z(self, X):
         X = predict_inputs(self, X, allow_nan=True, fitted="model_")
         return (fill_missing(X, self.means_) - self.center_) / self.scale_
+
+    def _decision(self, X) -> np.ndarray:
+        """(n, 1) binary or (n, K) decision values: scikit-learn's, on the folded weights."""
+        X = predict_inputs(self, X, allow_nan=True, fitted="model_")
+        if not is_validated(X):             # a checked array has no NaN to replace
+            X = fill_missing(X, self.means_)
+        coef, intercept = self._folded_weights()
+        return X @ coef + intercept
+
+    def _folded_weights(self) -> tuple[np.ndarray, np.ndarray]:
+        """(M, 1 or K) weights and intercepts on the raw attributes: the standardisation folded in, one
+        matrix product per prediction (a Gibbs sweep or a chain search predicts thousands of times)."""
+        folded = self.__dict__.get("folded_")
+        if folded is None:           # a model pickled before they were kept
+            coef = (self.model_.coef_ / self.scale_).T
+            folded = (coef, self.model_.intercept_ - self.center_ @ coef)
+        return folded
 
     @property
     def coef_(self) -> np.ndarray:
@@ -140,13 +161,41 @@ class WekaLogistic(ReplacesMissingValues, ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "model_")
         return np.zeros((1, self.center_.size)) if self.model_ is None else self.model_.coef_
 
+    def appended_scorer(self, X_fixed: np.ndarray):
+        """``score(extra, rows=None)``: :meth:`predict_proba` of ``[X_fixed[rows], extra]``, with the part
+        that depends on the finite ``X_fixed`` computed once here (a Gibbs sweep or a chain search
+        changes only the appended label columns, thousands of times). None when fitted on a
+        constant target."""
+        if self.model_ is None:
+            return None
+        coef, intercept = self._folded_weights()
+        m = X_fixed.shape[1]
+        fixed, tail = X_fixed @ coef[:m] + intercept, coef[m:]
+
+        def score(extra: np.ndarray, rows=None) -> np.ndarray:
+            d = (fixed if rows is None else fixed[rows]) + extra @ tail
+            if d.shape[1] == 1:
+                p = expit(d[:, 0])
+                return np.column_stack([1.0 - p, p])
+            return softmax(d, axis=1)
+        return score
+
     def decision_function(self, X):
-        Z = self._z(X)
-        return np.zeros(Z.shape[0]) if self.model_ is None else self.model_.decision_function(Z)
+        check_is_fitted(self, "model_")
+        if self.model_ is None:
+            return np.zeros(self._z(X).shape[0])
+        d = self._decision(X)
+        return d.ravel() if d.shape[1] == 1 else d
 
     def predict_proba(self, X):
-        Z = self._z(X)
-        return np.ones((Z.shape[0], 1)) if self.model_ is None else self.model_.predict_proba(Z)
+        check_is_fitted(self, "model_")
+        if self.model_ is None:
+            return np.ones((self._z(X).shape[0], 1))
+        d = self._decision(X)
+        if d.shape[1] == 1:                 # scikit-learn's binary case: [1 − σ(d), σ(d)]
+            p = expit(d[:, 0])
+            return np.column_stack([1.0 - p, p])
+        return softmax(d, axis=1)
 
     def predict(self, X):
         return labels(self, self.predict_proba(X))

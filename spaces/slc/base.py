@@ -77,7 +77,8 @@ def slc_scores(est, X, classes) -> np.ndarray:
     if proba is None:
         pred = np.asarray(est.predict(X))
         proba = (pred[:, None] == own[None, :]).astype(float)
-    proba = np.nan_to_num(proba, nan=0.0, posinf=1.0, neginf=0.0)
+    if not np.isfinite(proba).all():
+        proba = np.nan_to_num(proba, nan=0.0, posinf=1.0, neginf=0.0)
     pos = np.searchsorted(classes, own)
     valid = (pos < classes.size) & (classes[np.minimum(pos, classes.size - 1)] == own)
     out[:, pos[valid]] = proba[:, valid]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
 
 from ggp_automl.spaces.params import Params
 from ggp_automl.spaces.registry import register
@@ -96,6 +97,27 @@ class WekaNaiveBayes(_ProbaClassifier):
                 self.kernels_ = [KernelTable(X[:, j], y_enc, w, C, self.precision_[j])
                                  for j in range(X.shape[1])]
         return self
+
+    def appended_scorer(self, X_fixed: np.ndarray):
+        """``score(extra, rows=None)``: :meth:`predict_proba` of ``[X_fixed[rows], extra]`` for 0/1
+        ``extra`` columns, the finite ``X_fixed``'s log-likelihood computed once (attributes are
+        independent given the class, so it is a sum of the two parts; a Gibbs sweep changes only
+        the appended labels). Normal estimator only (else None)."""
+        if self.estimator != "normal":
+            return None
+        check_is_fitted(self, "theta_")
+        m = X_fixed.shape[1]
+        fixed = self.class_log_prior_ + normal_log_densities(
+            X_fixed, self.theta_[:m], self.sigma_[:m], self.precision_[:m], _LOG_FLOOR)
+        at = [normal_log_densities(np.array([[0.0], [1.0]]), self.theta_[i:i + 1], self.sigma_[i:i + 1],
+                                   self.precision_[i:i + 1], _LOG_FLOOR) for i in range(m, self.n_features_in_)]
+        at = np.array(at).reshape(-1, 2, self.classes_.size)         # (extra columns, value 0/1, classes)
+        at0, step = at[:, 0].sum(axis=0), at[:, 1] - at[:, 0]
+
+        def score(extra: np.ndarray, rows=None) -> np.ndarray:
+            base = fixed if rows is None else fixed[rows]
+            return _softmax_rows(base + at0 + extra @ step)
+        return score
 
     def _joint_log_likelihood(self, X):
         jll = np.tile(self.class_log_prior_, (X.shape[0], 1))
