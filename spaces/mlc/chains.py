@@ -38,7 +38,7 @@ from ggp_automl.spaces.registry import register
 
 from ._payoff import get_payoff, raw_payoff, utility
 from .label_dependency import dependency_matrix, lead_matrix
-from .label_network import LabelNetwork, NetworkEstimator, fit_chain, make_rng
+from .label_network import LabelNetwork, NetworkEstimator, NodeCache, fit_chain, make_rng
 from .network_inference import greedy_paths, monte_carlo_search, pcc_beam_width, pcc_search
 from .network_inference import path_scores  # noqa: F401 - imported from here by callers (see above)
 
@@ -156,12 +156,18 @@ class MCC(NetworkEstimator):
         if int(self.chain_iterations) > 0:
             best_u, best_raw, state = chain_payoff(net, X, Y, self.payoff)
             self.search_payoffs_.append(best_raw)
+            nodes = NodeCache()
             for _ in range(int(self.chain_iterations)):
                 check_deadline()
                 cand = swap_proposal(order, rng)
-                cand_net = fit_chain(self.base, X, Y, cand, sw, self.random_state, reuse=net)
+                known = nodes.rating(cand)
+                if known is not None:           # rated before, when the best was no better: rejected again
+                    self.search_payoffs_.append(known)
+                    continue
+                cand_net = fit_chain(self.base, X, Y, cand, sw, self.random_state, reuse=net, nodes=nodes)
                 u, raw, cand_state = chain_payoff(cand_net, X, Y, self.payoff,
                                                   resume=(*state, first_difference(order, cand)))
+                nodes.rate(cand, raw)
                 self.search_payoffs_.append(raw)
                 if u > best_u:
                     order, net, best_u, best_raw, state = cand, cand_net, u, raw, cand_state
@@ -223,16 +229,21 @@ class PMCC(NetworkEstimator):
         raws = np.full(M, np.nan)
         utils[0], raws[0] = u, raw
         current, current_net = order, net
+        nodes = NodeCache()
         for t in range(int(self.chain_iterations)):
             check_deadline()
             if self.temperature:
                 cand = temperature_proposal(current, rng, t, float(self.beta))
             else:
                 cand = swap_proposal(current, rng)
-            cand_net = fit_chain(self.base, X, Y, cand, sw, self.random_state, reuse=current_net)
+            weakest = int(np.argmin(utils))
+            known = nodes.rating(cand)
+            if known is not None and not known > utils[weakest]:
+                continue                         # its utility is known and would not be accepted
+            cand_net = fit_chain(self.base, X, Y, cand, sw, self.random_state, reuse=current_net, nodes=nodes)
             u, raw, cand_state = chain_payoff(cand_net, X, Y, self.payoff,
                                               resume=(*state, first_difference(current, cand)))
-            weakest = int(np.argmin(utils))
+            nodes.rate(cand, u)
             if u > utils[weakest]:
                 nets[weakest], orders[weakest] = cand_net, cand
                 utils[weakest], raws[weakest] = u, raw

@@ -135,17 +135,26 @@ class LabelNetwork:
         """``X`` prepared for repeated full-batch calls (see :class:`AugmentedRows`)."""
         return X if isinstance(X, AugmentedRows) else AugmentedRows(X, self.max_parents)
 
-    def fit(self, base, X, Y, sample_weight=None, random_state=0, reuse: "LabelNetwork | None" = None):
-        """Fit every node; nodes whose parent set equals ``reuse``'s are shared, not refitted."""
+    def fit(self, base, X, Y, sample_weight=None, random_state=0, reuse: "LabelNetwork | None" = None,
+            nodes: "NodeCache | None" = None):
+        """Fit every node; nodes whose parent set equals ``reuse``'s are shared, not refitted, and so are
+        those ``nodes`` remembers (a chain-order search meets the same parent sets again and again)."""
         for j in self.order:
             check_deadline()
             pa = self.parents[j]
             if reuse is not None and np.array_equal(reuse.parents[j], pa):
                 self.models[j] = reuse.models[j]
                 continue
+            known = nodes.get(j, pa) if nodes is not None else None
+            if known is not None:
+                self.models[j] = known
+                continue
             Z = np.hstack([X, Y[:, pa]]) if pa.size else X
             self.models[j] = fit_slc(base, Z, Y[:, j], sample_weight, node_seed(random_state, j))
+            if nodes is not None:
+                nodes.put(j, pa, self.models[j])
         return self
+
 
     def proba(self, j: int, X: np.ndarray, parent_values: np.ndarray, rows=None) -> np.ndarray:
         """P(y_j = 1) for each row of ``parent_values`` (the values of ``parents[j]``).
@@ -178,6 +187,65 @@ class LabelNetwork:
         return np.clip(out, 0.0, 1.0)
 
 
+class NodeCache:
+    """Fitted nodes by (label, parent set), for one chain-order search (MCC, PMCC).
+
+    A node's model depends only on its label and parent *set* (parents are appended in label order,
+    and its seed is the label's), so a proposal that meets a parent set seen before gets the very
+    model a refit would give. Swap proposals from an order that is kept for many rejected proposals
+    meet the same sets again and again. Bounded by the bytes of the models' arrays (a lazy learner
+    keeps its training rows), oldest out first. It also keeps every rated order's rating: a
+    proposal rated before needs no chain at all when its rating decides it.
+    """
+
+    def __init__(self, max_bytes: int = 64 << 20):
+        self.max_bytes = int(max_bytes)
+        self._items: dict[tuple[int, bytes], tuple[object, int]] = {}
+        self._bytes = 0
+        self.hits = 0
+        self._ratings: dict[bytes, float] = {}
+
+    def rating(self, order: np.ndarray) -> float | None:
+        """What :meth:`rate` recorded for this label order (None: not rated yet)."""
+        return self._ratings.get(np.asarray(order).tobytes())
+
+    def rate(self, order: np.ndarray, value: float) -> None:
+        """Remember a chain order's rating (its payoff is a function of the order alone)."""
+        self._ratings[np.asarray(order).tobytes()] = value
+
+    def get(self, j: int, parents: np.ndarray):
+        hit = self._items.get((int(j), parents.tobytes()))
+        if hit is None:
+            return None
+        self.hits += 1
+        return hit[0]
+
+    def put(self, j: int, parents: np.ndarray, model) -> None:
+        size = _array_bytes(model)
+        if size > self.max_bytes:
+            return
+        self._items[(int(j), parents.tobytes())] = (model, size)
+        self._bytes += size
+        while self._bytes > self.max_bytes:
+            _, (_, old) = self._items.pop(next(iter(self._items)))
+            self._bytes -= old
+
+
+def _array_bytes(obj, depth: int = 0) -> int:
+    """The bytes of the numpy arrays a fitted model holds (attributes, lists, nested estimators)."""
+    if isinstance(obj, np.ndarray):
+        return obj.nbytes
+    if depth > 4:
+        return 0
+    if isinstance(obj, (list, tuple)):
+        return sum(_array_bytes(v, depth + 1) for v in obj)
+    if isinstance(obj, dict):
+        return sum(_array_bytes(v, depth + 1) for v in obj.values())
+    if hasattr(obj, "__dict__"):
+        return sum(_array_bytes(v, depth + 1) for v in vars(obj).values()) + 512
+    return 0
+
+
 def chain_parents(order) -> list[np.ndarray]:
     """Classifier-chain parents: every label earlier in ``order``."""
     order = np.asarray(order, dtype=np.intp)
@@ -187,9 +255,10 @@ def chain_parents(order) -> list[np.ndarray]:
     return parents
 
 
-def fit_chain(base, X, Y, order, sample_weight=None, random_state=0, reuse=None) -> LabelNetwork:
+def fit_chain(base, X, Y, order, sample_weight=None, random_state=0, reuse=None,
+              nodes: NodeCache | None = None) -> LabelNetwork:
     """A fitted classifier chain (CC) with the given label order."""
-    return LabelNetwork(chain_parents(order), order).fit(base, X, Y, sample_weight, random_state, reuse)
+    return LabelNetwork(chain_parents(order), order).fit(base, X, Y, sample_weight, random_state, reuse, nodes)
 
 
 # ============================================================================ estimators

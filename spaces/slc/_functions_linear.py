@@ -80,6 +80,26 @@ class WekaSGD(ReplacesMissingValues, ClassifierMixin, BaseEstimator):
     def _inputs(self, X) -> np.ndarray:
         return self._prepare(predict_inputs(self, X, allow_nan=True, fitted="model_"))
 
+    def appended_scorer(self, X_fixed: np.ndarray):
+        """``score(extra, rows=None)``: :meth:`predict_proba` of ``[X_fixed[rows], extra]`` for a binary
+        model, the finite ``X_fixed``'s part of the decision computed once (a Gibbs sweep or a chain
+        search changes only the appended label columns). None otherwise."""
+        if self.model_ is None or self.classes_.size != 2:
+            return None
+        m = X_fixed.shape[1]
+        coef, intercept = self.model_.coef_[0], float(self.model_.intercept_[0])
+        if self.normalize:                   # (x − offset)·mult + add, folded into the weights
+            intercept += float((self.add_ - self.offset_ * self.mult_) @ coef)
+            coef = coef * self.mult_
+        fixed, tail = X_fixed @ coef[:m] + intercept, coef[m:]
+        soft = int(self.loss) == 1
+
+        def score(extra: np.ndarray, rows=None) -> np.ndarray:
+            d = (fixed if rows is None else fixed[rows]) + extra @ tail
+            p = expit(d) if soft else (d > 0).astype(float)
+            return np.column_stack([1.0 - p, p])
+        return score
+
     def decision_function(self, X):
         Xs = self._inputs(X)
         return np.zeros(Xs.shape[0]) if self.model_ is None else self.model_.decision_function(Xs)
