@@ -204,10 +204,10 @@ class AsyncDriver:
         if promoted is not None:
             ind, rung = promoted
             slot = Slot(ind.fresh(), rungs[rung][0], rung, st.step, st.resample, st.split_seed)
-        elif self.ahead.enabled:
-            slot = Slot(self.ahead.take(), rungs[0][0], 0, st.step, st.resample, st.split_seed)
         else:
-            slot = Slot(self.method.ask_one(st.rng), rungs[0][0], 0, st.step, st.resample, st.split_seed)
+            ind = self.ahead.take() if self.ahead.enabled else self.method.ask_one(st.rng)
+            rung = self.loop.start_rung(ind.phenotype, rungs)
+            slot = Slot(ind, rungs[rung][0], rung, st.step, st.resample, st.split_seed)
         if self.st.cache.get(*slot.id) is None and not self._busy(slot.id):
             # decided as the candidate is met (not when it starts), so that a replay meets the same
             slot.limit, skipped = self.loop.start_limit(slot.individual.phenotype, (slot.step, slot.rung))

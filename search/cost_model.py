@@ -54,7 +54,9 @@ rebuilds the same model: it is part of the time-keeper in the checkpoint, and th
 logged after the checkpoint are observed again in their logged order.
 
 Helpers for the other stages: :func:`order_by_cost` (the final stage's candidates cheapest
-first) and :func:`choose_rung` (the largest screening rung a candidate can afford under a limit);
+first) and :func:`choose_rung` (the largest screening rung a candidate can afford under a limit:
+the asynchronous loop starts a new candidate predicted within ``loop.DIRECT_SECONDS`` on the full
+view there, not on the screening rung, which would cost it a second evaluation);
 :func:`accuracy` is what ``inspect`` reports (Spearman rank correlation and median
 predicted/actual over ok evaluations, from the records' ``predicted`` field).
 """

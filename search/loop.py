@@ -43,7 +43,7 @@ from ggp_automl.gp.grammar import Grammar
 
 from .cache import EvaluationCache
 from .config import RunConfig
-from .cost_model import Shape
+from .cost_model import Shape, choose_rung
 from .cost_model import features as cost_features
 from .ensemble_spec import ensemble_refits
 from .individual import Individual
@@ -56,6 +56,8 @@ from .timekeeper import TimeKeeper
 FINAL_VIEW = "final"
 #: the status of a candidate the runtime screen did not start (:mod:`ggp_automl.search.runtime`)
 SKIPPED = "skipped"
+#: a new candidate predicted to take at most this long on the full view skips the screening rungs
+DIRECT_SECONDS = 1.0
 
 
 def algorithms(phenotype: str) -> set[str]:
@@ -344,6 +346,17 @@ class SearchLoop:
             return None
         rungs = self._rungs.get(view[0], [view]) if self.screening is not None else [view]
         return self._shapes.get(rungs[min(rung, len(rungs) - 1)][0])
+
+    def start_rung(self, phenotype: str, rungs: list[tuple[str, Split]]) -> int:
+        """The screening rung a new candidate starts at: the highest one at which the cost model predicts it
+        within :data:`DIRECT_SECONDS` (the full view for a cheap candidate: screening it first would cost
+        more than it saves, and a second evaluation), else the cheapest."""
+        if len(rungs) < 2:
+            return 0
+        shapes = [self._shapes.get(key) for key, _ in rungs]
+        if any(shape is None for shape in shapes):
+            return 0
+        return choose_rung(self.keeper.cost, phenotype, shapes, DIRECT_SECONDS, algorithms(phenotype))
 
     def start_limit(self, phenotype: str, timing: object,
                     key: str | None = None) -> tuple[float, EvaluationResult | None]:

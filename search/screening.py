@@ -4,7 +4,9 @@ Why: in a large space most candidates are mediocre, and a fit on a third of the 
 so at a fraction of the cost. With screening on, a new candidate is first fit on a
 stratified subsample of the current view's learning rows (rung 0) and scored on the same
 validation rows; only the promising ones are promoted to the next rung, up to the full
-learning set. It composes with every method and with the multi-fidelity schedules of
+learning set. In asynchronous search a new candidate that the cost model predicts to take at most
+``loop.DIRECT_SECONDS`` on the full view starts there (:meth:`SearchLoop.start_rung`): screening
+it would cost more than it saves. It composes with every method and with the multi-fidelity schedules of
 :mod:`evaluation.fidelity`: the rungs subsample whichever view the schedule gives.
 
 Rungs: with ``eta`` = η and ``rungs`` = R, rung k learns on η^-(R-1-k) of the learning rows

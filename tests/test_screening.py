@@ -78,7 +78,8 @@ def _screening_config(mode: str, **kw) -> RunConfig:
 
 
 @pytest.mark.parametrize("mode", ["generational", "async"])
-def test_screening_runs_new_candidates_on_the_small_rung_first(small, data, mode):  # noqa: F811
+def test_screening_runs_new_candidates_on_the_small_rung_first(small, data, mode, monkeypatch):  # noqa: F811
+    monkeypatch.setattr("ggp_automl.search.loop.DIRECT_SECONDS", 0.0)   # no candidate is cheap enough to skip it
     engine = FakeEngine(workers=2)
     loop = _loop(_screening_config(mode), small, data, engine)
     search(loop)
@@ -87,6 +88,28 @@ def test_screening_runs_new_candidates_on_the_small_rung_first(small, data, mode
     assert rung0 and full
     assert set(full) <= set(rung0)  # nothing reaches full fidelity without passing the screen
     assert len(full) <= len(rung0) / 3 + 12  # about a third is promoted (plus elites on the full rung)
+
+
+def test_a_candidate_predicted_cheap_starts_on_the_full_view(small, data, monkeypatch):  # noqa: F811
+    """Asynchronous search: the cost model's cheap candidates skip the screening rungs (issue 25), the
+    others start on the smallest one."""
+    from ggp_automl.search import loop as loop_module
+    predicted = {}
+
+    def choose(model, phenotype, shapes, limit, names):
+        cheap = len(phenotype) % 2 == 0            # a stand-in for the cost model's verdict
+        predicted[phenotype] = cheap
+        return len(shapes) - 1 if cheap else 0
+    monkeypatch.setattr(loop_module, "choose_rung", choose)
+    engine = FakeEngine(workers=2)
+    loop = _loop(_screening_config("async"), small, data, engine)
+    search(loop)
+    rung0 = {p for k, p in engine.calls if k.endswith("|r0")}
+    full = {p for k, p in engine.calls if "|r" not in k}
+    assert any(predicted.values()) and not all(predicted.values())
+    assert {p for p, cheap in predicted.items() if cheap} <= full
+    assert not {p for p, cheap in predicted.items() if cheap} & rung0
+    assert {p for p, cheap in predicted.items() if not cheap} <= rung0
 
 
 def test_an_async_method_is_told_only_full_fidelity_results(small, data):  # noqa: F811
