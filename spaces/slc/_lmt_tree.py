@@ -14,8 +14,8 @@ import numpy as np
 
 from ggp_automl.spaces.deadline import check_deadline
 
-from ._logitboost import (N_FOLDS, SMALL, Z_MAX, _boost_fixed, _coefficients, _LogitBoost,
-                          _select_by_aic, _select_by_cv, _softmax)
+from ._logitboost import (N_FOLDS, SMALL, Z_MAX, _block_coefficients, _Boost, _boost_fixed, _coefficients,
+                          _LogitBoost, _select_by_aic, _select_by_cv, _softmax)
 
 
 def _sorted_columns(Xn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -23,14 +23,15 @@ def _sorted_columns(Xn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return order, np.take_along_axis(Xn, order, axis=0)
 
 
-def _c45_split(Xn: np.ndarray, yn: np.ndarray, k: int, min_obj: int = 2):
+def _c45_split(Xn: np.ndarray, yn: np.ndarray, k: int, min_obj: int = 2, presorted=None):
     """C4.5's numeric split selection (WEKA ``C45ModelSelection`` with ``C45Split``).
 
     Per attribute: the best information-gain threshold among those leaving at least
     ``clamp(0.1·n/K, min_obj, 25)`` rows on each side, its gain reduced by the MDL term
     log2(#candidate thresholds)/n; then, among attributes with at least average gain, the
     best gain ratio. Rows are unweighted (LMT), so entropies come from a table of c·log2(c).
-    Returns (attribute, midpoint) or None.
+    ``presorted`` = (order, sorted values) of the columns, if known. Returns (attribute,
+    midpoint) or None.
     """
     n, m = Xn.shape
     counts = np.bincount(yn, minlength=k)
@@ -40,11 +41,13 @@ def _c45_split(Xn: np.ndarray, yn: np.ndarray, k: int, min_obj: int = 2):
     xlogx[1:] = np.arange(1, n + 1) * np.log2(np.arange(1, n + 1))
     min_split = min(max(0.1 * n / k, min_obj), 25.0)
     n_left = np.arange(1, n)[:, None]
-    order, xs = _sorted_columns(Xn)
+    order, xs = _sorted_columns(Xn) if presorted is None else presorted
     sorted_y = yn[order]
+    present = np.flatnonzero(counts)
+    lefts = [np.cumsum(sorted_y[:-1] == c, axis=0) for c in present[:-1]]
+    lefts.append(n_left - sum(lefts))  # the last class: the rest of the left branch
     class_terms = np.zeros((n - 1, m))
-    for c in np.flatnonzero(counts):
-        left = np.cumsum(sorted_y == c, axis=0)[:-1]
+    for c, left in zip(present, lefts):
         class_terms += xlogx[left] + xlogx[counts[c] - left]
     # information gain in bits per row: H(parent) − Σ_branches (n_b/n)·H(branch)
     base = xlogx[n] - xlogx[counts].sum()
@@ -69,7 +72,7 @@ def _c45_split(Xn: np.ndarray, yn: np.ndarray, k: int, min_obj: int = 2):
     return attr, (xs[best[attr], attr] + xs[best[attr] + 1, attr]) / 2.0
 
 
-def _residual_split(Xn: np.ndarray, Z: np.ndarray, W: np.ndarray, min_obj: int = 2):
+def _residual_split(Xn: np.ndarray, Z: np.ndarray, W: np.ndarray, min_obj: int = 2, presorted=None):
     """WEKA ``ResidualModelSelection``: the split that most reduces Σ_classes Σ w·(z − z̄)².
 
     Every attribute's best midpoint is found without size constraints; attributes whose
@@ -79,7 +82,7 @@ def _residual_split(Xn: np.ndarray, Z: np.ndarray, W: np.ndarray, min_obj: int =
     n, m = Xn.shape
     if n < min_obj:
         return None
-    order, xs = _sorted_columns(Xn)
+    order, xs = _sorted_columns(Xn) if presorted is None else presorted
     reduction = np.zeros((n - 1, m))
     for c in range(Z.shape[1]):
         w, wz = W[:, c], W[:, c] * Z[:, c]
@@ -123,16 +126,36 @@ class _Node:
 
 
 class _LMTGrower:
-    """Grows one unpruned logistic model tree on (X, yi) (WEKA ``LMTNode.buildTree``)."""
+    """Grows one unpruned logistic model tree on (X, yi) (WEKA ``LMTNode.buildTree``).
+
+    With a fixed number of LogitBoost iterations (fast regression) the tree grows level by
+    level and the nodes of a level boost together (:class:`_Boost`, one block per node): a
+    node's model depends only on its rows and its parent's model, so the order in which the
+    nodes are built changes nothing. Otherwise every node selects its own number of
+    iterations with the shared random generator, depth first in WEKA's order. A node holds
+    its rows' indices sorted by every attribute, filtered stably from its parent's, so no
+    node sorts.
+    """
 
     def __init__(self, est: "WekaLMT", X, yi, k, sorted_all, fixed_iterations, rng):
         self.est, self.X, self.yi, self.k = est, X, yi, k
+        self.XT = np.ascontiguousarray(X.T)
         self.sorted_all = sorted_all  # per attribute, all training values (split points)
         self.fixed = fixed_iterations
         self.rng = rng
         self.n_nodes = 0
+        self._pos = np.zeros(X.shape[0], dtype=np.intp)  # scratch: a row's position in its node
+        self._left = np.zeros(X.shape[0], dtype=bool)  # scratch: a row goes left
+
+    def _new_node(self, rows, B, b, higher, iterations) -> tuple[_Node, np.ndarray]:
+        F = self.X[rows] @ B + b
+        node = _Node(B, b, higher + iterations, iterations,
+                     float((np.argmax(F, axis=1) != self.yi[rows]).sum()), node_id=self.n_nodes)
+        self.n_nodes += 1
+        return node, F
 
     def _node_model(self, rows, B, b, higher):
+        """One node's model, its number of iterations chosen on its own rows (AIC or CV)."""
         Xn, yn = self.X[rows], self.yi[rows]
         est, k = self.est, self.k
         sw = np.ones(rows.size)
@@ -140,58 +163,109 @@ class _LMTGrower:
         beta, eop = float(est.weight_trim_beta), bool(est.error_on_probabilities)
         history = []
         if rows.size >= N_FOLDS:
-            if self.fixed > 0:
-                history = _boost_fixed(_LogitBoost(Xn, yn, k, sw, F0, beta), self.fixed).history
-            elif est.use_aic:
+            if est.use_aic:
                 lb = _LogitBoost(Xn, yn, k, sw, F0, beta)
                 history = lb.history[:_select_by_aic(lb, 200, higher)]
             else:
                 n_iter = _select_by_cv(Xn, yn, k, sw, F0, 200, eop, beta, self.rng)
                 history = _boost_fixed(_LogitBoost(Xn, yn, k, sw, F0, beta), n_iter).history
         dB, db = _coefficients(history, Xn.shape[1], k)
-        B, b = B + dB, b + db
-        F = Xn @ B + b
-        node = _Node(B, b, higher + len(history), len(history),
-                     float((np.argmax(F, axis=1) != yn).sum()), node_id=self.n_nodes)
-        self.n_nodes += 1
-        return node, F
+        return self._new_node(rows, B + dB, b + db, higher, len(history))
 
-    def _split(self, rows, F):
+    def _level_models(self, entries) -> list[tuple[_Node, np.ndarray]]:
+        """The models of one level's nodes, each boosted ``fixed`` times from its parent's
+        model on its rows (nodes under 5 rows keep the parent's), all in one :class:`_Boost`."""
+        X, yi, k, m = self.X, self.yi, self.k, self.X.shape[1]
+        boosted = [i for i, (rows, *_) in enumerate(entries) if rows.size >= N_FOLDS]
+        block = {i: j for j, i in enumerate(boosted)}
+        if boosted:
+            cat = np.concatenate([entries[i][0] for i in boosted])
+            ends = np.cumsum([entries[i][0].size for i in boosted])
+            bounds = list(zip((ends - [entries[i][0].size for i in boosted]).tolist(), ends.tolist()))
+            Xc = X[cat]
+            F0 = np.vstack([Xc[s:e] @ entries[i][1] + entries[i][2] for i, (s, e) in zip(boosted, bounds)])
+            lb = _Boost(Xc, yi[cat], k, None, F0, float(self.est.weight_trim_beta), bounds)
+            for _ in range(self.fixed):
+                check_deadline()
+                if not lb.step():
+                    break
+            dB, db = _block_coefficients(lb.steps, len(boosted), m, k)
+            iterations = np.sum([s[3] for s in lb.steps], axis=0, dtype=int) if lb.steps else \
+                np.zeros(len(boosted), dtype=int)
+        out = []
+        for i, (rows, B, b, higher) in enumerate(entries):
+            j = block.get(i)
+            if j is None:
+                out.append(self._new_node(rows, B, b, higher, 0))
+            else:
+                out.append(self._new_node(rows, B + dB[j], b + db[j], higher, int(iterations[j])))
+        return out
+
+    def _split(self, rows, F, order):
         Xn, yn = self.X[rows], self.yi[rows]
+        self._pos[rows] = np.arange(rows.size)
+        presorted = (self._pos[order].T, np.take_along_axis(self.XT, order, axis=1).T)
         if self.est.split_on_residuals:
             P = _softmax(F)
             Y = np.eye(self.k)[yn]
             with np.errstate(divide="ignore", over="ignore"):
                 Z = np.where(Y == 1.0, np.minimum(1.0 / P, Z_MAX), np.maximum(-1.0 / (1.0 - P), -Z_MAX))
-            return _residual_split(Xn, Z, (Y - P) / Z)
-        split = _c45_split(Xn, yn, self.k)
+            return _residual_split(Xn, Z, (Y - P) / Z, presorted=presorted)
+        split = _c45_split(Xn, yn, self.k, presorted=presorted)
         if split is None:
             return None
         attr, mid = split
         values = self.sorted_all[attr]  # WEKA moves the split point to an actual training value
         return attr, values[np.searchsorted(values, mid, side="right") - 1]
 
+    def _children(self, node, rows, F, order) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Split ``node`` if it may and can be: its two children's (rows, sorted orders)."""
+        if rows.size <= int(self.est.min_num_instances):
+            return []
+        split = self._split(rows, F, order)
+        if split is None:
+            return []
+        node.attr, node.threshold = split
+        go_left = self.X[rows, node.attr] <= node.threshold
+        node.children, node.is_leaf = [], False
+        self._left[rows] = go_left
+        left = self._left[order]
+        m = order.shape[0]
+        return [(rows[go_left], order[left].reshape(m, -1)), (rows[~go_left], order[~left].reshape(m, -1))]
+
     def grow(self, rows) -> _Node:
-        m = self.X.shape[1]
-        root, F = self._node_model(rows, np.zeros((m, self.k)), np.zeros(self.k), 0.0)
-        stack = [(root, rows, F)]
+        m, k = self.X.shape[1], self.k
+        order = rows[np.argsort(self.XT[:, rows], axis=1, kind="stable")]  # (m, n) row indices
+        B, b = np.zeros((m, k)), np.zeros(k)
+        if self.fixed > 0:
+            return self._grow_by_levels(rows, order, B, b)
+        root, F = self._node_model(rows, B, b, 0.0)
+        stack = [(root, rows, F, order)]
         while stack:
             check_deadline()
-            node, rows, F = stack.pop()
-            if rows.size <= int(self.est.min_num_instances):
-                continue
-            split = self._split(rows, F)
-            if split is None:
-                continue
-            node.attr, node.threshold = split
-            go_left = self.X[rows, node.attr] <= node.threshold
-            node.children, node.is_leaf = [], False
+            node, rows, F, order = stack.pop()
             pending = []
-            for part in (rows[go_left], rows[~go_left]):
+            for part, part_order in self._children(node, rows, F, order):
                 child, Fc = self._node_model(part, node.coef, node.intercept, node.n_parameters)
                 node.children.append(child)
-                pending.append((child, part, Fc))
+                pending.append((child, part, Fc, part_order))
             stack.extend(reversed(pending))
+        return root
+
+    def _grow_by_levels(self, rows, order, B, b) -> _Node:
+        root, level = None, [(rows, order, B, b, 0.0, None)]
+        while level:
+            check_deadline()
+            models = self._level_models([(e[0], e[2], e[3], e[4]) for e in level])
+            following = []
+            for (rows, order, _, _, _, parent), (node, F) in zip(level, models):
+                if parent is None:
+                    root = node
+                else:
+                    parent.children.append(node)
+                for part, part_order in self._children(node, rows, F, order):
+                    following.append((part, part_order, node.coef, node.intercept, node.n_parameters, node))
+            level = following
         return root
 
 

@@ -29,7 +29,95 @@ SMALL = 1e-6
 
 
 # ------------------------------------------------------------------------------ the booster
-class _LogitBoost:
+class _Boost:
+    """LogitBoost on G disjoint blocks of rows at once, each warm-started from its rows of ``F0``.
+
+    The blocks are the nodes of one LMT tree level (or one training set, G = 1): every
+    elementwise step runs once over all the rows, and only the per-block sums Σw, Σwz, Σwx,
+    Σwzx and Σwx² are small matrix products per block (W·[1, X, X²] and WZ·[1, X]). With two
+    classes only class 1's regressions are fitted: class 0's working response is exactly the
+    negation of class 1's with the same weights, so its regression is the mirror image (same
+    attribute, negated slope and intercept) — what WEKA computes, up to rounding.
+    ``steps`` holds one (attribute, slope, intercept) triple of (G, C) arrays per iteration
+    (C = 1 fitted class for K = 2, else K) and the (G,) mask of the blocks it advanced; a block
+    whose iteration finds no usable attribute stops there for good (WEKA ends its boosting).
+    """
+
+    def __init__(self, X: np.ndarray, yi: np.ndarray, k: int, sw, F0: np.ndarray,
+                 weight_trim_beta: float, bounds: list[tuple[int, int]] | None = None):
+        n, m = X.shape
+        self.X, self.yi, self.k, self.m = X, yi, k, m
+        self.sw = np.ones(n) if sw is None else sw
+        self._sw_row = None if sw is None or np.all(sw == 1.0) else sw
+        self.beta = float(weight_trim_beta)
+        self.bounds = [(0, n)] if bounds is None else bounds
+        self.XX = np.empty((n, 2 * m + 1))
+        self.XX[:, 0] = 1.0
+        self.XX[:, 1:m + 1] = X
+        np.multiply(X, X, out=self.XX[:, m + 1:])
+        self.C = 1 if k == 2 else k
+        self._cls = slice(k - self.C, k)
+        self._Yc = (yi[None, :] == np.arange(k)[self._cls, None]).astype(float)  # (C, n)
+        self.F = np.array(F0, dtype=float)
+        self.P = _softmax(self.F)
+        self._wwz = np.empty((2 * self.C, n))
+        self._w, self._wz = self._wwz[:self.C], self._wwz[self.C:]
+        self._sw_sums = np.zeros((len(self.bounds), self.C, 2 * m + 1))  # Σw·[1, x, x²]
+        self._wz_sums = np.zeros((len(self.bounds), self.C, m + 1))  # Σwz·[1, x]
+        self.active = np.ones(len(self.bounds), dtype=bool)
+        self._block = None if len(self.bounds) == 1 else \
+            np.repeat(np.arange(len(self.bounds)), [e - s for s, e in self.bounds])
+        self.steps: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def _responses(self) -> None:
+        """LogitBoost weights w = (y − p)/z and products w·z = y − p (times the row weights)
+        into the (C, n) buffers ``_w`` and ``_wz``.
+
+        With the working response z = 1/p (y = 1) or −1/(1 − p) (y = 0), capped at ±Z_MAX,
+        w = |y − p|·max(1 − |y − p|, 1/Z_MAX).
+        """
+        W, WZ = self._w, self._wz  # (C, n): one row per fitted class
+        np.subtract(self._Yc, self.P.T[self._cls], out=WZ)
+        np.abs(WZ, out=W)
+        t = 1.0 - W
+        np.maximum(t, 1.0 / Z_MAX, out=t)
+        W *= t
+        if self._sw_row is not None:
+            W *= self._sw_row
+            WZ *= self._sw_row
+        if self.beta > 0:
+            for s, e in self.bounds:
+                keep = _trim_mask(W[:, s:e].T, self.beta).T
+                W[:, s:e] *= keep
+                WZ[:, s:e] *= keep
+
+    def step(self) -> bool:
+        """One iteration of every active block; False (and no change) when none is left."""
+        self._responses()
+        XX, W, WZ, Sw, Swz, m1 = self.XX, self._w, self._wz, self._sw_sums, self._wz_sums, self.m + 1
+        for g in np.flatnonzero(self.active):
+            s, e = self.bounds[g]
+            if self.C == 1:  # two matrix-vector products stream XX once each, faster than one gemm
+                np.matmul(W[0, s:e], XX[s:e], out=Sw[g, 0])
+                np.matmul(WZ[0, s:e], XX[s:e, :m1], out=Swz[g, 0])
+            else:  # one gemm for all classes' sums
+                sums = self._wwz[:, s:e] @ XX[s:e]
+                Sw[g] = sums[:self.C]
+                Swz[g] = sums[self.C:, :m1]
+        attr, slope, intercept, ok = _regressions(Sw, Swz, self.m)
+        ok &= self.active
+        self.active = ok
+        if not ok.any():
+            return False
+        if not ok.all():  # stopped blocks: a zero increment
+            attr[~ok], slope[~ok], intercept[~ok] = 0, 0.0, 0.0
+        self.steps.append((attr, slope, intercept, ok))
+        _add_increment(self.F, self.X, self._block, attr, slope, intercept)
+        self.P = _softmax(self.F)
+        return True
+
+
+class _LogitBoost(_Boost):
     """LogitBoost on one training set, warm-started from scores ``F0``.
 
     ``history`` holds one (attribute, slope, intercept) triple of K-vectors per iteration;
@@ -38,46 +126,19 @@ class _LogitBoost:
 
     def __init__(self, X: np.ndarray, yi: np.ndarray, k: int, sw: np.ndarray, F0: np.ndarray,
                  weight_trim_beta: float):
-        self.X = X
-        self.XX = np.hstack([X, X * X])  # one product gives Σwx, Σwzx and Σwx² for every attribute
-        self.m = X.shape[1]
-        self.yi, self.k, self.sw = yi, k, sw
-        self._sw_col = sw[:, None]
-        self.Y = np.zeros((X.shape[0], k))
-        self.Y[np.arange(X.shape[0]), yi] = 1.0
-        self.F = F0.copy()
-        self.P = _softmax(self.F)
-        self.beta = float(weight_trim_beta)
+        super().__init__(X, yi, k, sw, F0, weight_trim_beta)
         self.history: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-
-    def _responses(self) -> tuple[np.ndarray, np.ndarray]:
-        """LogitBoost weights w = (y − p)/z and products w·z = y − p (times the row weights).
-
-        With the working response z = 1/p (y = 1) or −1/(1 − p) (y = 0), capped at ±Z_MAX,
-        w = |y − p|·max(1 − |y − p|, 1/Z_MAX).
-        """
-        R = self.Y - self.P
-        A = np.abs(R)
-        W = A * np.maximum(1.0 - A, 1.0 / Z_MAX) * self._sw_col
-        WZ = R * self._sw_col
-        if self.beta > 0:
-            keep = _trim_mask(W, self.beta)
-            W, WZ = W * keep, WZ * keep
-        return W, WZ
 
     def step(self) -> bool:
         """One iteration; False (and no change) when no useful attribute is left."""
-        fit = _simple_regressions(self.XX, self.m, *self._responses())
-        if fit is None:
+        if not super().step():
             return False
-        self.history.append(fit)
-        self.F += _increment(self.X, fit, self.k)
-        self.P = _softmax(self.F)
+        self.history.append(tuple(a[0] for a in _all_classes(*self.steps[-1][:3])))
         return True
 
     def advance(self, X: np.ndarray, F: np.ndarray) -> None:
         """Apply the last iteration to other rows' scores (a test fold)."""
-        F += _increment(X, self.history[-1], self.k)
+        _add_increment(F, X, None, *self.steps[-1][:3])
 
 
 def _softmax(F: np.ndarray) -> np.ndarray:
@@ -98,44 +159,68 @@ def _trim_mask(W: np.ndarray, beta: float) -> np.ndarray:
     return keep
 
 
-def _simple_regressions(XX: np.ndarray, m: int, W: np.ndarray, WZ: np.ndarray):
-    """Per class, the one-attribute weighted regression of z with the least squared error.
+def _regressions(Sw: np.ndarray, Swz: np.ndarray, m: int):
+    """Per block and class, the one-attribute weighted regression of z with the least squared error.
 
     WEKA ``SimpleLinearRegression``: attributes with zero weighted variance are skipped;
-    ties go to the first attribute. ``XX`` = [X, X²]; ``W`` the weights and ``WZ`` = w·z.
-    Returns (attribute, slope, intercept) K-vectors, or None if some class has no usable
-    attribute.
+    ties go to the first attribute. ``Sw`` (G, C, 2m+1) holds per block and class
+    Σw·[1, x, x²], ``Swz`` (G, C, m+1) Σwz·[1, x]. Returns (attribute, slope, intercept)
+    (G, C) arrays and the (G,) mask of the blocks where every class has a usable attribute
+    and positive weight.
     """
-    k = W.shape[1]
-    w_sum = W.sum(axis=0)
-    if np.any(w_sum <= 0):
-        return None
-    sums = XX.T @ np.hstack([W, WZ])
-    xw, xwz, x2w = sums[:m, :k], sums[:m, k:], sums[m:, :k]
-    x_mean = xw / w_sum
-    z_mean = WZ.sum(axis=0) / w_sum
-    sxx = x2w - w_sum * x_mean * x_mean
-    sxz = xwz - xw * z_mean
-    usable = sxx > 1e-10 * x2w
-    if not usable.any(axis=0).all():
-        return None
+    w_sum, xw, x2w = Sw[:, :, :1], Sw[:, :, 1:m + 1], Sw[:, :, m + 1:]
+    z_sum, xwz = Swz[:, :, :1], Swz[:, :, 1:]
+    ok = (w_sum[:, :, 0] > 0).all(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
+        x_mean = xw / w_sum
+        z_mean = z_sum / w_sum
+        sxx = x2w - w_sum * x_mean * x_mean
+        sxz = xwz - xw * z_mean
+        usable = sxx > 1e-10 * x2w
         gain = np.where(usable, sxz * sxz / sxx, -np.inf)  # SSE = Szz − gain
-    attr = np.argmax(gain, axis=0)
-    cols = np.arange(k)
-    slope = sxz[attr, cols] / sxx[attr, cols]
-    intercept = z_mean - slope * x_mean[attr, cols]
-    return attr, slope, intercept
+        ok &= usable.any(axis=2).all(axis=1)
+        attr = np.argmax(gain, axis=2)
+        at = attr[:, :, None]
+        slope = (np.take_along_axis(sxz, at, axis=2) / np.take_along_axis(sxx, at, axis=2))[:, :, 0]
+        intercept = z_mean[:, :, 0] - slope * np.take_along_axis(x_mean, at, axis=2)[:, :, 0]
+    return attr, slope, intercept, ok
 
 
-def _increment(X: np.ndarray, fit, k: int) -> np.ndarray:
-    """(f − mean over classes)·(K−1)/K for the regressions of one iteration."""
-    attr, slope, intercept = fit
-    f = X[:, attr] * slope
-    f += intercept
+def _simple_regressions(XX: np.ndarray, m: int, W: np.ndarray, WZ: np.ndarray):
+    """:func:`_regressions` of one block with ``XX`` = [X, X²], weights ``W`` and ``WZ`` = w·z;
+    (attribute, slope, intercept) K-vectors, or None if some class has no usable attribute."""
+    Sw = np.hstack([W.sum(axis=0)[:, None], W.T @ XX])
+    Swz = np.hstack([WZ.sum(axis=0)[:, None], WZ.T @ XX[:, :m]])
+    attr, slope, intercept, ok = _regressions(Sw[None], Swz[None], m)
+    return (attr[0], slope[0], intercept[0]) if ok[0] else None
+
+
+def _all_classes(attr, slope, intercept):
+    """The fitted classes' regressions as all K classes' (K = 2: class 0 mirrors class 1)."""
+    if attr.shape[-1] > 1:
+        return attr, slope, intercept
+    return (np.concatenate([attr, attr], axis=-1), np.concatenate([-slope, slope], axis=-1),
+            np.concatenate([-intercept, intercept], axis=-1))
+
+
+def _add_increment(F: np.ndarray, X: np.ndarray, block, attr, slope, intercept) -> None:
+    """F += (f − mean over classes)·(K−1)/K for one iteration's regressions f (block ``block``
+    of each row, None = one block)."""
+    if block is None:
+        f = X[:, attr[0]] * slope[0]
+        f += intercept[0]
+    else:
+        f = np.take_along_axis(X, attr[block], axis=1) * slope[block]
+        f += intercept[block]
+    k = F.shape[1]
+    if attr.shape[1] == 1:  # K = 2: [−f, f] is centred; times 1/2
+        f *= 0.5
+        F[:, 0] -= f[:, 0]
+        F[:, 1] += f[:, 0]
+        return
     f -= f.sum(axis=1, keepdims=True) / k
     f *= (k - 1) / k
-    return f
+    F += f
 
 
 def _coefficients(history, m: int, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -150,6 +235,18 @@ def _coefficients(history, m: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     np.add.at(B, attrs, slopes[:, None] * D[classes])
     b += np.sum([h[2] for h in history], axis=0) @ D
     return B, b
+
+
+def _block_coefficients(steps, G: int, m: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every block's linear model (B (G, m, K), b (G, K)) of a :class:`_Boost`'s iterations."""
+    B, b = np.zeros((G, m, k)), np.zeros((G, k))
+    if not steps:
+        return B, b
+    D = (np.eye(k) - 1.0 / k) * ((k - 1) / k)
+    attr, slope, intercept = _all_classes(*(np.stack([s[i] for s in steps]) for i in range(3)))
+    index = (np.arange(G)[None, :, None] * m + attr) * k + np.arange(k)  # (T, G, K) into B
+    B = np.bincount(index.ravel(), weights=slope.ravel(), minlength=G * m * k).reshape(G, m, k) @ D
+    return B, intercept.sum(axis=0) @ D
 
 
 def _error(F: np.ndarray, yi: np.ndarray, sw: np.ndarray, on_probabilities: bool) -> float:
