@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -499,11 +500,12 @@ class SearchLoop:
         cands = self.candidates()
         walls = [self.state.walls.get(c.phenotype, (None, None))[1] for c in cands]
         worth = [i for i, c in enumerate(cands) if self.worked(c)]  # a failure would only fail again
-        chosen, end = self.keeper.final_plan([walls[i] for i in worth], self.now())
+        split = self._final_view()
+        chosen, end = self.keeper.final_plan([self._planned_wall(cands[i], walls[i], split) for i in worth],
+                                             self.now())
         chosen = [worth[j] for j in chosen]
         planned = [cands[i] for i in chosen]
         self.observer.on_phase("final", f"re-evaluating {len(planned)} of {len(cands)} candidates on a fresh split")
-        split = self._final_view()
         self.state.cache.use_view(FINAL_VIEW)
         results, _ = self.evaluate(planned, FINAL_VIEW, split, self.t0 + end, "final", self.state.generation,
                                    timeouts=[self.keeper.reevaluation_limit(walls[i]) for i in chosen])
@@ -516,6 +518,16 @@ class SearchLoop:
                                    -(pr[1].fitness if pr[1] is not None and fresh_order else 0.0)))
         self.kept_model = self._keep_first_model(pairs, split)
         return [(c, None if r is None else dataclasses.replace(r, model=None)) for c, r in pairs]
+
+    def _planned_wall(self, cand: Individual, wall: float | None, split: Split) -> float | None:
+        """The time the final plan reckons for re-evaluating ``cand``: its measured full-fidelity time, else
+        the cost model's upper prediction on the final split (a candidate measured only on a screening
+        rung or a smaller view; it is still stopped at the hard cap), else None (the hard cap)."""
+        if wall is not None or not self.keeper.adaptive:
+            return wall
+        mu, spread = self.keeper.cost.predict_log(cost_features(cand.phenotype, Shape.of(split),
+                                                                algorithms(cand.phenotype)))
+        return min(self.keeper.hard_cap, math.exp(min(mu + spread, 50.0)))
 
     def _keep_first_model(self, pairs, split: Split) -> "KeptModel | None":
         """The fitted model of the first re-evaluated candidate that kept one (the others' are dropped:
