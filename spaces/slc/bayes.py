@@ -236,6 +236,9 @@ class WekaBayesNet(_ProbaClassifier):
         C = self.classes_.size
         jll = np.zeros((n, C))
         for node, (others, logp) in self.cpts_.items():
+            if not others:       # the class its only parent (K2's default): one configuration, always seen
+                jll += logp[0] if node == cls else logp[0][:, codes[:, node]].T
+                continue
             _, _, cfg = joint_codes(self.train_codes_[:, others], self.cards_[others], codes[:, others])
             seen = cfg >= 0
             r = int(self.cards_[node])
