@@ -274,7 +274,7 @@ class WekaDecisionTable(ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X):
         X = predict_inputs(self, X)
-        keys = discretise(X, self.cut_points_)[:, self.selected_]
+        keys = discretise(X[:, self.selected_], [self.cut_points_[j] for j in self.selected_])  # those columns only
         if self.selected_.size == 0:  # one cell holding every training row
             return np.tile(normalise_rows(self.cell_counts_[0], self.class_prior_), (X.shape[0], 1))
         u = self.cells_.shape[0]
