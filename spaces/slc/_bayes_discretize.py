@@ -38,7 +38,7 @@ class MDLDiscretizer(TransformerMixin, BaseEstimator):
         y = np.asarray(y)
         classes, y_enc = np.unique(y, return_inverse=True)
         w = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-        self.cut_points_ = [mdl_cut_points(X[:, j], y_enc, w, classes.size) for j in range(X.shape[1])]
+        self.cut_points_ = _mdl.all_cut_points(X, y_enc, classes.size, w, better_encoding=False)
         self.n_bins_ = np.array([c.size + 1 for c in self.cut_points_], dtype=np.int64)
         return self
 

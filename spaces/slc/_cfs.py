@@ -60,7 +60,7 @@ def _entropy_bits(counts: np.ndarray) -> float:
 
 # --------------------------------------------------------------------------- MDL discretisation
 # CfsSubsetEval discretises with useBetterEncoding on (the _mdl default).
-from ._mdl import discretise, mdl_cut_points  # noqa: E402,F401  (re-exported for the tests)
+from ._mdl import all_cut_points, discretise, mdl_cut_points  # noqa: E402,F401  (re-exported for the tests)
 
 
 # --------------------------------------------------------------------------- correlations
@@ -264,11 +264,8 @@ class CFSSubsetSelector(SelectorMixin, BaseEstimator):
         X, _, codes = fit_inputs(self, X, y)
         n_classes = int(codes.max()) + 1 if codes.size else 1
         w = training_weights(sample_weight, X.shape[0])
-        cut_points = []
-        for j in range(X.shape[1]):
-            check_deadline()
-            cut_points.append(mdl_cut_points(X[:, j], codes, n_classes, w))
-        self.cut_points_ = cut_points
+        check_deadline()
+        cut_points = self.cut_points_ = all_cut_points(X, codes, n_classes, w)
         n_bins = np.array([c.size + 1 for c in cut_points], dtype=np.int64)
         su = SymmetricUncertainty(discretise(X, cut_points), n_bins, codes, n_classes)
         if self.search == "BestFirst":

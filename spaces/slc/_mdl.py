@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._rules_base import LN2, xlogx
+from ..encoding import per_view
+from ._rules_base import LN2, ColumnOrder, xlogx
 
 
 def _entropy_bits(counts: np.ndarray) -> np.ndarray:
@@ -33,17 +34,33 @@ def _accepts(prior, left, right, n_inst, n_cuts, gain) -> bool:
     return bool(gain > (np.log2(n_cuts) + delta) / n_inst)
 
 
+def all_cut_points(X: np.ndarray, codes: np.ndarray, n_classes: int, weights: np.ndarray | None = None,
+                   better_encoding: bool = True) -> list[np.ndarray]:
+    """:func:`mdl_cut_points` of every column of ``X``. The columns' sorted orders depend on ``X`` alone:
+    for a NaN-free ``X`` they are computed once per data view (:func:`spaces.encoding.per_view`) and
+    shared by the q labels of a binary relevance and every candidate on that view."""
+    X = np.asarray(X, dtype=np.float64)
+    if np.isnan(X).any():
+        return [mdl_cut_points(X[:, j], codes, n_classes, weights, better_encoding) for j in range(X.shape[1])]
+    columns = per_view(X, "column-order", ColumnOrder)
+    return [mdl_cut_points(columns.XT[j], codes, n_classes, weights, better_encoding, order=columns.order[j])
+            for j in range(X.shape[1])]
+
+
 def mdl_cut_points(x: np.ndarray, codes: np.ndarray, n_classes: int, weights: np.ndarray | None = None,
-                   better_encoding: bool = True) -> np.ndarray:
+                   better_encoding: bool = True, order: np.ndarray | None = None) -> np.ndarray:
     """Ascending cut points of one attribute (NaN rows ignored, as WEKA's missing values).
 
     ``codes`` are class codes 0..n_classes-1; a value v falls in bin ``searchsorted(cuts, v)``.
+    ``order``: ``x``'s stable ascending order, when known (then ``x`` holds no NaN).
     """
     x = np.asarray(x, dtype=np.float64)
     w = np.ones(x.size) if weights is None else np.asarray(weights, dtype=np.float64)
-    keep = ~np.isnan(x)
-    x, codes, w = x[keep], np.asarray(codes)[keep], w[keep]
-    order = np.argsort(x, kind="stable")
+    codes = np.asarray(codes)
+    if order is None:
+        keep = ~np.isnan(x)
+        x, codes, w = x[keep], codes[keep], w[keep]
+        order = np.argsort(x, kind="stable")
     xs = x[order]
     onehot = np.zeros((xs.size, n_classes))
     onehot[np.arange(xs.size), codes[order]] = w[order]

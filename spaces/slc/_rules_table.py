@@ -21,7 +21,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 
 from ggp_automl.spaces.deadline import check_deadline
 from ggp_automl.spaces.slc._rules_base import SMALL, make_rng, normalise_rows, stratified_folds
-from ggp_automl.spaces.slc._mdl import discretise, mdl_cut_points
+from ggp_automl.spaces.slc._mdl import all_cut_points, discretise
 from ggp_automl.spaces.slc._validation import fit_inputs, labels, predict_inputs
 
 _CHUNK_CELLS = 3_000_000
@@ -213,7 +213,7 @@ class WekaDecisionTable(ClassifierMixin, BaseEstimator):
         X, codes, w = fit_inputs(self, X, y, sample_weight)
         n, m = X.shape
         k = self.classes_.size
-        self.cut_points_ = [mdl_cut_points(X[:, j], codes, k, w) for j in range(m)]
+        self.cut_points_ = all_cut_points(X, codes, k, w)
         B = discretise(X, self.cut_points_)
         card = np.array([c.size + 1 for c in self.cut_points_], dtype=np.int64)
         folds_n = int(self.cv_folds)
