@@ -125,10 +125,14 @@ def test_what_depends_on_x_alone_is_computed_once_per_view():
     assert len(calls) == 3 and again is first and not first[0].flags.writeable
 
 
-@pytest.mark.parametrize("name", ["OneR", "JRip", "PART"])
+_SHARING_MODULES = ("_rules_oner", "_rules_ripper", "_rules_part", "_mdl", "_functions_smo")
+
+
+@pytest.mark.parametrize("name", ["OneR", "JRip", "PART", "DecisionTable", "BayesNet", "SMO"])
 def test_rule_learners_learn_the_same_on_a_shared_view(name):
-    """Sharing the sorted columns across labels changes no prediction: a binary relevance over four
-    labels, fitted on the shared encoding and on a plain copy."""
+    """Sharing what depends on X alone across labels (sorted columns, MDL's sorted orders, SMO's
+    filtered rows and kernel matrix) changes no prediction: a binary relevance over four labels,
+    fitted on the shared encoding and on a plain copy."""
     from ggp_automl.spaces.encoding import per_view
     from ggp_automl.spaces.model import MultiLabelModel
     from ggp_automl.spaces.showcase import minimal_chain
@@ -144,14 +148,14 @@ def test_rule_learners_learn_the_same_on_a_shared_view(name):
     def counting(X, what, compute):
         return per_view(X, what, lambda X: computed.append(what) or compute(X))
 
-    for module in ("_rules_oner", "_rules_ripper", "_rules_part"):
+    for module in _SHARING_MODULES:
         mod = __import__(f"ggp_automl.spaces.slc.{module}", fromlist=["per_view"])
         setattr(mod, "per_view", counting)
     try:
         with shared_encodings():
             shared = MultiLabelModel(minimal_chain(name), 0.5).fit(X, Y).predict_proba(X)
     finally:
-        for module in ("_rules_oner", "_rules_ripper", "_rules_part"):
+        for module in _SHARING_MODULES:
             setattr(__import__(f"ggp_automl.spaces.slc.{module}", fromlist=["per_view"]), "per_view", encoding.per_view)
     np.testing.assert_array_equal(plain, shared)
     assert computed and len(computed) == len(set(computed))  # once per view, not once per label

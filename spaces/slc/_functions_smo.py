@@ -17,6 +17,7 @@ from sklearn.svm import SVC
 from . import _kernels
 from ._functions_common import column_means, fill_missing, one_hot, range_scaling, standardisation
 from ._functions_linear import WekaLogistic
+from ..encoding import per_view
 from ._validation import ReplacesMissingValues, fit_inputs, labels, predict_inputs
 
 
@@ -100,24 +101,16 @@ class WekaSMO(ReplacesMissingValues, ClassifierMixin, BaseEstimator):
             X, w = X[keep], w[keep]
             present, yi = np.unique(yi[keep], return_inverse=True)
             self.classes_ = self.classes_[present]
-        self.means_ = column_means(X)
-        filled = fill_missing(X, self.means_)
-        ft = int(self.filter_type)
-        if ft == 0:
-            self.filter_ = range_scaling(filled, 0.0, 1.0)
-        elif ft == 1:
-            mean, sd = standardisation(filled)
-            self.filter_ = (mean, 1.0 / sd, np.zeros_like(mean))
-        elif ft == 2:
-            self.filter_ = None
-        else:
+        if int(self.filter_type) not in (0, 1, 2):
             raise ValueError(f"filter_type must be 0, 1 or 2, got {self.filter_type!r}")
-        self.train_ = self._filter(X)
         k = self.classes_.size
+        # the filter, the filtered rows and their kernel matrix depend on X alone: once per data view
+        # for the q labels of a binary relevance and every candidate with the same kernel (issue 25)
+        name = f"smo:{int(self.filter_type)}:{self.kernel}:{sorted(self._kernel_params().items())}:{k >= 2}"
+        self.means_, self.filter_, self.train_, gram = per_view(X, name, self._filtered_gram)
         if k < 2:
             self.svc_ = None
             return self
-        gram = _kernels.kernel_matrix(self.kernel, self.train_, self.train_, **self._kernel_params())
         self.svc_ = SVC(C=float(self.C), kernel="precomputed", tol=float(self.tol),
                         decision_function_shape="ovo", random_state=int(self.random_state))
         with warnings.catch_warnings():
@@ -135,6 +128,23 @@ class WekaSMO(ReplacesMissingValues, ClassifierMixin, BaseEstimator):
                     WekaLogistic(ridge=1e-8).fit(outputs[rows, p:p + 1], (yi[rows] == j).astype(int),
                                                  sample_weight=w[rows]))
         return self
+
+    def _filtered_gram(self, X: np.ndarray) -> tuple:
+        """(column means, filter, filtered rows, their kernel matrix or None for a constant target)."""
+        means = column_means(X)
+        filled = fill_missing(X, means)
+        ft = int(self.filter_type)
+        if ft == 0:
+            filt = range_scaling(filled, 0.0, 1.0)
+        elif ft == 1:
+            mean, sd = standardisation(filled)
+            filt = (mean, 1.0 / sd, np.zeros_like(mean))
+        else:
+            filt = None
+        train = filled if filt is None else (filled - filt[0]) * filt[1] + filt[2]
+        gram = _kernels.kernel_matrix(self.kernel, train, train, **self._kernel_params()) \
+            if self.classes_.size >= 2 else None
+        return means, filt, train, gram
 
     def _weka_outputs(self, gram: np.ndarray) -> np.ndarray:
         """WEKA's SVM output per pair (i, j): positive means the second class j."""
