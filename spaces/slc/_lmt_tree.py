@@ -23,41 +23,59 @@ def _sorted_columns(Xn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return order, np.take_along_axis(Xn, order, axis=0)
 
 
-def _c45_split(Xn: np.ndarray, yn: np.ndarray, k: int, min_obj: int = 2, presorted=None):
+_XLOGX = np.zeros(1)  # c·log2(c) for c = 0, 1, …, grown on demand
+
+
+def _xlogx(n: int) -> np.ndarray:
+    global _XLOGX
+    if _XLOGX.size <= n:
+        c = np.arange(1, 2 * n + 2)
+        _XLOGX = np.concatenate([[0.0], c * np.log2(c)])
+    return _XLOGX[:n + 1]
+
+
+def _c45_split(Xn: np.ndarray, yn: np.ndarray, k: int, min_obj: int = 2):
+    """:func:`_c45_sorted` of the node's rows ``Xn`` with classes ``yn``."""
+    order, xs = _sorted_columns(Xn)
+    return _c45_sorted(xs.T, yn[order].T, k, min_obj)
+
+
+def _c45_sorted(xs: np.ndarray, sy: np.ndarray, k: int, min_obj: int = 2):
     """C4.5's numeric split selection (WEKA ``C45ModelSelection`` with ``C45Split``).
 
     Per attribute: the best information-gain threshold among those leaving at least
     ``clamp(0.1·n/K, min_obj, 25)`` rows on each side, its gain reduced by the MDL term
     log2(#candidate thresholds)/n; then, among attributes with at least average gain, the
     best gain ratio. Rows are unweighted (LMT), so entropies come from a table of c·log2(c).
-    ``presorted`` = (order, sorted values) of the columns, if known. Returns (attribute,
-    midpoint) or None.
+    ``xs`` (m, n) holds each attribute's values sorted, ``sy`` the classes in that order.
+    Returns (attribute, midpoint) or None.
     """
-    n, m = Xn.shape
-    counts = np.bincount(yn, minlength=k)
+    m, n = xs.shape
+    counts = np.bincount(sy[0], minlength=k)
     if n < 2 * min_obj or counts.max() == n:
         return None
-    xlogx = np.zeros(n + 1)
-    xlogx[1:] = np.arange(1, n + 1) * np.log2(np.arange(1, n + 1))
+    xlogx = _xlogx(n)
     min_split = min(max(0.1 * n / k, min_obj), 25.0)
-    n_left = np.arange(1, n)[:, None]
-    order, xs = _sorted_columns(Xn) if presorted is None else presorted
-    sorted_y = yn[order]
+    n_left = np.arange(1, n, dtype=np.int32)
     present = np.flatnonzero(counts)
-    lefts = [np.cumsum(sorted_y[:-1] == c, axis=0) for c in present[:-1]]
+    lefts = [np.cumsum(sy[:, :-1] == c, axis=1, dtype=np.int32) for c in present[:-1]]
     lefts.append(n_left - sum(lefts))  # the last class: the rest of the left branch
-    class_terms = np.zeros((n - 1, m))
+    terms = None  # Σ_classes of the branches' c·log2(c)
     for c, left in zip(present, lefts):
-        class_terms += xlogx[left] + xlogx[counts[c] - left]
+        t = xlogx[left]
+        t += xlogx[counts[c] - left]
+        terms = t if terms is None else np.add(terms, t, out=terms)
     # information gain in bits per row: H(parent) − Σ_branches (n_b/n)·H(branch)
     base = xlogx[n] - xlogx[counts].sum()
-    gain = (base - (xlogx[n_left] + xlogx[n - n_left] - class_terms)) / n
-    ok = (xs[1:] > xs[:-1] + 1e-5) & (n_left >= min_split) & (n - n_left >= min_split)
-    n_cand = ok.sum(axis=0)
+    gain = np.subtract(xlogx[n_left] + xlogx[n - n_left], terms, out=terms)
+    np.subtract(base, gain, out=gain)
+    gain /= n
+    ok = xs[:, 1:] > xs[:, :-1] + 1e-5
+    ok &= (n_left >= min_split) & (n - n_left >= min_split)
+    n_cand = ok.sum(axis=1)
     gain = np.where(ok, gain, -np.inf)
-    best = np.argmax(gain, axis=0)
-    cols = np.arange(m)
-    g = gain[best, cols] - np.log2(np.maximum(n_cand, 1)) / n
+    best = np.argmax(gain, axis=1)
+    g = gain[np.arange(m), best] - np.log2(np.maximum(n_cand, 1)) / n
     usable = (n_cand > 0) & (g > SMALL)
     if not usable.any():
         return None
@@ -69,7 +87,7 @@ def _c45_split(Xn: np.ndarray, yn: np.ndarray, k: int, min_obj: int = 2, presort
     attr = int(np.argmax(score))
     if score[attr] <= SMALL:
         return None
-    return attr, (xs[best[attr], attr] + xs[best[attr] + 1, attr]) / 2.0
+    return attr, (xs[attr, best[attr]] + xs[attr, best[attr] + 1]) / 2.0
 
 
 def _residual_split(Xn: np.ndarray, Z: np.ndarray, W: np.ndarray, min_obj: int = 2, presorted=None):
@@ -126,15 +144,16 @@ class _Node:
 
 
 class _LMTGrower:
-    """Grows one unpruned logistic model tree on (X, yi) (WEKA ``LMTNode.buildTree``).
+    """Grows unpruned logistic model trees on subsets of the rows of (X, yi) (WEKA
+    ``LMTNode.buildTree``): the cross-validation folds' trees and the final one.
 
-    With a fixed number of LogitBoost iterations (fast regression) the tree grows level by
-    level and the nodes of a level boost together (:class:`_Boost`, one block per node): a
-    node's model depends only on its rows and its parent's model, so the order in which the
-    nodes are built changes nothing. Otherwise every node selects its own number of
-    iterations with the shared random generator, depth first in WEKA's order. A node holds
-    its rows' indices sorted by every attribute, filtered stably from its parent's, so no
-    node sorts.
+    With a fixed number of LogitBoost iterations (fast regression) the trees grow together,
+    level by level, and all nodes of a level boost at once (:class:`_Boost`, one block per
+    node): a node's model depends only on its rows and its parent's model, so the order in
+    which the nodes are built changes nothing. Otherwise every node selects its own number
+    of iterations with the shared random generator, tree after tree and depth first, in
+    WEKA's order. A node holds its rows' indices sorted by every attribute, filtered stably
+    from its parent's, so no node sorts. Node ids are unique over the grower's trees.
     """
 
     def __init__(self, est: "WekaLMT", X, yi, k, sorted_all, fixed_iterations, rng):
@@ -146,6 +165,8 @@ class _LMTGrower:
         self.n_nodes = 0
         self._pos = np.zeros(X.shape[0], dtype=np.intp)  # scratch: a row's position in its node
         self._left = np.zeros(X.shape[0], dtype=bool)  # scratch: a row goes left
+        self._order = np.argsort(self.XT, axis=1, kind="stable")  # (m, n): rows by each attribute
+        self._xt_base = np.arange(X.shape[1])[:, None] * X.shape[0]  # flat index of XT's rows
 
     def _new_node(self, rows, B, b, higher, iterations) -> tuple[_Node, np.ndarray]:
         F = self.X[rows] @ B + b
@@ -202,16 +223,16 @@ class _LMTGrower:
         return out
 
     def _split(self, rows, F, order):
-        Xn, yn = self.X[rows], self.yi[rows]
-        self._pos[rows] = np.arange(rows.size)
-        presorted = (self._pos[order].T, np.take_along_axis(self.XT, order, axis=1).T)
+        xs = np.take(self.XT, order + self._xt_base)  # (m, n): every attribute's values, sorted
         if self.est.split_on_residuals:
+            yn = self.yi[rows]
             P = _softmax(F)
             Y = np.eye(self.k)[yn]
             with np.errstate(divide="ignore", over="ignore"):
                 Z = np.where(Y == 1.0, np.minimum(1.0 / P, Z_MAX), np.maximum(-1.0 / (1.0 - P), -Z_MAX))
-            return _residual_split(Xn, Z, (Y - P) / Z, presorted=presorted)
-        split = _c45_split(Xn, yn, self.k, presorted=presorted)
+            self._pos[rows] = np.arange(rows.size)
+            return _residual_split(self.X[rows], Z, (Y - P) / Z, presorted=(self._pos[order].T, xs.T))
+        split = _c45_sorted(xs, self.yi[order], self.k)
         if split is None:
             return None
         attr, mid = split
@@ -233,12 +254,24 @@ class _LMTGrower:
         m = order.shape[0]
         return [(rows[go_left], order[left].reshape(m, -1)), (rows[~go_left], order[~left].reshape(m, -1))]
 
+    def _subset_order(self, rows) -> np.ndarray:
+        """(m, rows.size): ``rows`` sorted by every attribute (ties in row order)."""
+        self._left[:] = False
+        self._left[rows] = True
+        return self._order[self._left[self._order]].reshape(self._order.shape[0], -1)
+
     def grow(self, rows) -> _Node:
+        return self.grow_all([rows])[0]
+
+    def grow_all(self, row_sets) -> list[_Node]:
+        """One tree on each set of (ascending) row indices."""
         m, k = self.X.shape[1], self.k
-        order = rows[np.argsort(self.XT[:, rows], axis=1, kind="stable")]  # (m, n) row indices
-        B, b = np.zeros((m, k)), np.zeros(k)
+        starts = [(rows, self._subset_order(rows), np.zeros((m, k)), np.zeros(k)) for rows in row_sets]
         if self.fixed > 0:
-            return self._grow_by_levels(rows, order, B, b)
+            return self._grow_by_levels(starts)
+        return [self._grow_depth_first(*start) for start in starts]
+
+    def _grow_depth_first(self, rows, order, B, b) -> _Node:
         root, F = self._node_model(rows, B, b, 0.0)
         stack = [(root, rows, F, order)]
         while stack:
@@ -252,21 +285,21 @@ class _LMTGrower:
             stack.extend(reversed(pending))
         return root
 
-    def _grow_by_levels(self, rows, order, B, b) -> _Node:
-        root, level = None, [(rows, order, B, b, 0.0, None)]
+    def _grow_by_levels(self, starts) -> list[_Node]:
+        roots, level = [], [(rows, order, B, b, 0.0, None) for rows, order, B, b in starts]
         while level:
             check_deadline()
             models = self._level_models([(e[0], e[2], e[3], e[4]) for e in level])
             following = []
             for (rows, order, _, _, _, parent), (node, F) in zip(level, models):
                 if parent is None:
-                    root = node
+                    roots.append(node)
                 else:
                     parent.children.append(node)
                 for part, part_order in self._children(node, rows, F, order):
                     following.append((part, part_order, node.coef, node.intercept, node.n_parameters, node))
             level = following
-        return root
+        return roots
 
 
 # --- CART pruning (WEKA LMTNode.prune / treeErrors / calculateAlphas) ------------------------

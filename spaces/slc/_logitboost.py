@@ -14,6 +14,8 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.special import expit
 from sklearn.model_selection import KFold, StratifiedKFold
 
 from ggp_automl.spaces.deadline import check_deadline
@@ -26,6 +28,8 @@ N_FOLDS = 5
 HEURISTIC_STOP = 50
 #: WEKA's comparison tolerance (``Utils.SMALL``)
 SMALL = 1e-6
+#: blocks of fewer rows get their sums from one sparse product, not a matrix product each
+SMALL_BLOCK = 100
 
 
 # ------------------------------------------------------------------------------ the booster
@@ -34,7 +38,8 @@ class _Boost:
 
     The blocks are the nodes of one LMT tree level (or one training set, G = 1): every
     elementwise step runs once over all the rows, and only the per-block sums Σw, Σwz, Σwx,
-    Σwzx and Σwx² are small matrix products per block (W·[1, X, X²] and WZ·[1, X]). With two
+    Σwzx and Σwx² are two matrix-vector products per block ([1, X, X²]ᵀ·w and [1, X]ᵀ·wz), or,
+    for all the small blocks together, two sparse products. With two
     classes only class 1's regressions are fitted: class 0's working response is exactly the
     negation of class 1's with the same weights, so its regression is the mirror image (same
     attribute, negated slope and intercept) — what WEKA computes, up to rounding.
@@ -46,20 +51,21 @@ class _Boost:
     def __init__(self, X: np.ndarray, yi: np.ndarray, k: int, sw, F0: np.ndarray,
                  weight_trim_beta: float, bounds: list[tuple[int, int]] | None = None):
         n, m = X.shape
-        self.X, self.yi, self.k, self.m = X, yi, k, m
+        self.X, self.yi, self.k, self.m = np.ascontiguousarray(X), yi, k, m
         self.sw = np.ones(n) if sw is None else sw
         self._sw_row = None if sw is None or np.all(sw == 1.0) else sw
         self.beta = float(weight_trim_beta)
         self.bounds = [(0, n)] if bounds is None else bounds
-        self.XX = np.empty((n, 2 * m + 1))
-        self.XX[:, 0] = 1.0
-        self.XX[:, 1:m + 1] = X
-        np.multiply(X, X, out=self.XX[:, m + 1:])
+        self.XXT = np.empty((2 * m + 1, n))  # [1, X, X²]ᵀ: a block's columns stream fastest
+        self.XXT[0] = 1.0
+        self.XXT[1:m + 1] = X.T
+        np.multiply(self.XXT[1:m + 1], self.XXT[1:m + 1], out=self.XXT[m + 1:])
         self.C = 1 if k == 2 else k
         self._cls = slice(k - self.C, k)
         self._Yc = (yi[None, :] == np.arange(k)[self._cls, None]).astype(float)  # (C, n)
         self.F = np.array(F0, dtype=float)
-        self.P = _softmax(self.F)
+        self._p = np.empty((self.C, n))  # the fitted classes' probabilities
+        self._update_probabilities()
         self._wwz = np.empty((2 * self.C, n))
         self._w, self._wz = self._wwz[:self.C], self._wwz[self.C:]
         self._sw_sums = np.zeros((len(self.bounds), self.C, 2 * m + 1))  # Σw·[1, x, x²]
@@ -67,6 +73,9 @@ class _Boost:
         self.active = np.ones(len(self.bounds), dtype=bool)
         self._block = None if len(self.bounds) == 1 else \
             np.repeat(np.arange(len(self.bounds)), [e - s for s, e in self.bounds])
+        self._row_base = np.arange(n)[:, None] * m  # flat index of each row's first entry in X
+        self._big = np.ones(len(self.bounds), dtype=bool)
+        self._small = self._small_blocks() if self.C == 1 else None
         self.steps: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
 
     def _responses(self) -> None:
@@ -77,7 +86,7 @@ class _Boost:
         w = |y − p|·max(1 − |y − p|, 1/Z_MAX).
         """
         W, WZ = self._w, self._wz  # (C, n): one row per fitted class
-        np.subtract(self._Yc, self.P.T[self._cls], out=WZ)
+        np.subtract(self._Yc, self._p, out=WZ)
         np.abs(WZ, out=W)
         t = 1.0 - W
         np.maximum(t, 1.0 / Z_MAX, out=t)
@@ -94,16 +103,22 @@ class _Boost:
     def step(self) -> bool:
         """One iteration of every active block; False (and no change) when none is left."""
         self._responses()
-        XX, W, WZ, Sw, Swz, m1 = self.XX, self._w, self._wz, self._sw_sums, self._wz_sums, self.m + 1
-        for g in np.flatnonzero(self.active):
+        XXT, W, WZ, Sw, Swz, m1 = self.XXT, self._w, self._wz, self._sw_sums, self._wz_sums, self.m + 1
+        if self._small is not None:  # the small blocks' sums in one sparse product each
+            blocks, rows, Mw, Mwz, XXs, XXs1 = self._small
+            Mw.data[:] = W[0, rows]
+            Mwz.data[:] = WZ[0, rows]
+            Sw[blocks, 0] = Mw @ XXs
+            Swz[blocks, 0] = Mwz @ XXs1
+        for g in np.flatnonzero(self._big & self.active):
             s, e = self.bounds[g]
-            if self.C == 1:  # two matrix-vector products stream XX once each, faster than one gemm
-                np.matmul(W[0, s:e], XX[s:e], out=Sw[g, 0])
-                np.matmul(WZ[0, s:e], XX[s:e, :m1], out=Swz[g, 0])
-            else:  # one gemm for all classes' sums
-                sums = self._wwz[:, s:e] @ XX[s:e]
-                Sw[g] = sums[:self.C]
-                Swz[g] = sums[self.C:, :m1]
+            if self.C == 1:  # two matrix-vector products, faster than one gemm of two columns
+                np.matmul(XXT[:, s:e], W[0, s:e], out=Sw[g, 0])
+                np.matmul(XXT[:m1, s:e], WZ[0, s:e], out=Swz[g, 0])
+            else:  # one matrix product for all classes' sums
+                sums = XXT[:, s:e] @ self._wwz[:, s:e].T
+                Sw[g] = sums[:, :self.C].T
+                Swz[g] = sums[:m1, self.C:].T
         attr, slope, intercept, ok = _regressions(Sw, Swz, self.m)
         ok &= self.active
         self.active = ok
@@ -112,9 +127,42 @@ class _Boost:
         if not ok.all():  # stopped blocks: a zero increment
             attr[~ok], slope[~ok], intercept[~ok] = 0, 0.0, 0.0
         self.steps.append((attr, slope, intercept, ok))
-        _add_increment(self.F, self.X, self._block, attr, slope, intercept)
-        self.P = _softmax(self.F)
+        if self._block is None:
+            _add_increment(self.F, self.X, attr, slope, intercept)
+        else:  # each row's own block's regression
+            b = self._block
+            f = np.take(self.X, attr[b] + self._row_base) * slope[b]
+            f += intercept[b]
+            _add_scores(self.F, f)
+        self._update_probabilities()
         return True
+
+    def _small_blocks(self):
+        """Blocks under SMALL_BLOCK rows: their indices, their rows, block-by-row sparse
+        matrices for W and WZ (data set per step), and their rows of XX and [1, X]."""
+        sizes = np.array([e - s for s, e in self.bounds])
+        self._big = sizes >= SMALL_BLOCK
+        blocks = np.flatnonzero(~self._big)
+        if blocks.size == 0:
+            return None
+        rows = np.concatenate([np.arange(*self.bounds[g]) for g in blocks])
+        shape = (blocks.size, rows.size)
+        indptr = np.concatenate([[0], np.cumsum(sizes[blocks])])
+        Mw = csr_matrix((np.zeros(rows.size), np.arange(rows.size), indptr), shape=shape)
+        Mwz = csr_matrix((np.zeros(rows.size), np.arange(rows.size), indptr), shape=shape)
+        XXs = self.XXT[:, rows].T.copy()
+        return blocks, rows, Mw, Mwz, XXs, np.ascontiguousarray(XXs[:, :self.m + 1])
+
+    def _update_probabilities(self) -> None:
+        if self.k == 2:  # softmax of two scores: the sigmoid of their difference
+            expit(self.F[:, 1] - self.F[:, 0], out=self._p[0])
+        else:
+            self._p[...] = _softmax(self.F).T
+
+    @property
+    def P(self) -> np.ndarray:
+        """The class probabilities (n, K)."""
+        return _softmax(self.F)
 
 
 class _LogitBoost(_Boost):
@@ -138,7 +186,7 @@ class _LogitBoost(_Boost):
 
     def advance(self, X: np.ndarray, F: np.ndarray) -> None:
         """Apply the last iteration to other rows' scores (a test fold)."""
-        _add_increment(F, X, None, *self.steps[-1][:3])
+        _add_increment(F, X, *self.steps[-1][:3])
 
 
 def _softmax(F: np.ndarray) -> np.ndarray:
@@ -168,9 +216,10 @@ def _regressions(Sw: np.ndarray, Swz: np.ndarray, m: int):
     (G, C) arrays and the (G,) mask of the blocks where every class has a usable attribute
     and positive weight.
     """
-    w_sum, xw, x2w = Sw[:, :, :1], Sw[:, :, 1:m + 1], Sw[:, :, m + 1:]
-    z_sum, xwz = Swz[:, :, :1], Swz[:, :, 1:]
-    ok = (w_sum[:, :, 0] > 0).all(axis=1)
+    G, C = Sw.shape[:2]
+    Sw, Swz = Sw.reshape(G * C, -1), Swz.reshape(G * C, -1)
+    w_sum, z_sum = Sw[:, :1], Swz[:, :1]
+    xw, x2w, xwz = Sw[:, 1:m + 1], Sw[:, m + 1:], Swz[:, 1:]
     with np.errstate(divide="ignore", invalid="ignore"):
         x_mean = xw / w_sum
         z_mean = z_sum / w_sum
@@ -178,12 +227,12 @@ def _regressions(Sw: np.ndarray, Swz: np.ndarray, m: int):
         sxz = xwz - xw * z_mean
         usable = sxx > 1e-10 * x2w
         gain = np.where(usable, sxz * sxz / sxx, -np.inf)  # SSE = Szz − gain
-        ok &= usable.any(axis=2).all(axis=1)
-        attr = np.argmax(gain, axis=2)
-        at = attr[:, :, None]
-        slope = (np.take_along_axis(sxz, at, axis=2) / np.take_along_axis(sxx, at, axis=2))[:, :, 0]
-        intercept = z_mean[:, :, 0] - slope * np.take_along_axis(x_mean, at, axis=2)[:, :, 0]
-    return attr, slope, intercept, ok
+        attr = np.argmax(gain, axis=1)
+        rows = np.arange(G * C)
+        slope = sxz[rows, attr] / sxx[rows, attr]
+        intercept = z_mean[:, 0] - slope * x_mean[rows, attr]
+    ok = ((w_sum[:, 0] > 0) & usable.any(axis=1)).reshape(G, C).all(axis=1)
+    return attr.reshape(G, C), slope.reshape(G, C), intercept.reshape(G, C), ok
 
 
 def _simple_regressions(XX: np.ndarray, m: int, W: np.ndarray, WZ: np.ndarray):
@@ -203,17 +252,17 @@ def _all_classes(attr, slope, intercept):
             np.concatenate([-intercept, intercept], axis=-1))
 
 
-def _add_increment(F: np.ndarray, X: np.ndarray, block, attr, slope, intercept) -> None:
-    """F += (f − mean over classes)·(K−1)/K for one iteration's regressions f (block ``block``
-    of each row, None = one block)."""
-    if block is None:
-        f = X[:, attr[0]] * slope[0]
-        f += intercept[0]
-    else:
-        f = np.take_along_axis(X, attr[block], axis=1) * slope[block]
-        f += intercept[block]
+def _add_increment(F: np.ndarray, X: np.ndarray, attr, slope, intercept) -> None:
+    """F += the increment of one iteration's regressions ((1, C) arrays) on the rows X."""
+    f = X[:, attr[0]] * slope[0]
+    f += intercept[0]
+    _add_scores(F, f)
+
+
+def _add_scores(F: np.ndarray, f: np.ndarray) -> None:
+    """F += (f − mean over classes)·(K−1)/K for the fitted classes' regression values f."""
     k = F.shape[1]
-    if attr.shape[1] == 1:  # K = 2: [−f, f] is centred; times 1/2
+    if f.shape[1] == 1:  # K = 2: [−f, f] is centred; times 1/2
         f *= 0.5
         F[:, 0] -= f[:, 0]
         F[:, 1] += f[:, 0]

@@ -135,16 +135,16 @@ class WekaLMT(ReplacesMissingValues, ClassifierMixin, BaseEstimator):
         self.fixed_iterations_ = fixed
         sorted_all = [np.unique(Xc[:, a]) for a in range(Xc.shape[1])]
 
-        # cross-validate the cost-complexity parameter
-        fold_curves = []
-        for train, test in _folds(yi, rng):
-            grower = _LMTGrower(self, Xc[train], yi[train], k, sorted_all, fixed, rng)
-            root = grower.grow(np.arange(train.size))
-            paths = _PathPredictions(root, Xc[test], grower.n_nodes)
-            fold_curves.append(_pruning_sequence(root, float(train.size), paths, yi[test]))
-
+        # cross-validate the cost-complexity parameter: the folds' trees and the final one
+        # grow together (with fast regression, level by level; else one after the other)
+        folds = _folds(yi, rng)
         grower = _LMTGrower(self, Xc, yi, k, sorted_all, fixed, rng)
-        root = grower.grow(np.arange(n))
+        *fold_roots, root = grower.grow_all([train for train, _ in folds] + [np.arange(n)])
+        fold_curves = []
+        for (train, test), fold_root in zip(folds, fold_roots):
+            paths = _PathPredictions(fold_root, Xc[test], grower.n_nodes)
+            fold_curves.append(_pruning_sequence(fold_root, float(train.size), paths, yi[test]))
+
         self.n_leaves_unpruned_ = sum(1 for node in _postorder(root) if node.is_leaf)
         tree_alphas, _ = _pruning_sequence(root, float(n), None, None)
         best_alpha = 0.0
