@@ -22,6 +22,8 @@ from ._validation import ReplacesMissingValues, fit_inputs, labels, predict_inpu
 MIN_RATE = 1e-6
 #: WEKA's SigmoidUnit returns exactly 0 / 1 beyond this net input
 SIGMOID_CLAMP = 45.0
+#: the net input of the training loop's hidden bias unit: its float32 sigmoid is exactly 1
+BIAS_NET = 50.0
 
 
 def _sigmoid_inplace(a: np.ndarray) -> np.ndarray:
@@ -109,54 +111,84 @@ class WekaMultilayerPerceptron(ReplacesMissingValues, ClassifierMixin, BaseEstim
         return self
 
     def _train(self, X, T, w, rate):
-        """All epochs at one learning rate; None when the weights diverge (NaN/inf)."""
+        """All epochs at one learning rate; None when the weights diverge (NaN/inf).
+
+        The per-batch work is a fixed sequence of in-place numpy calls on preallocated,
+        contiguous buffers: the weights, their momentum terms and their gradients are each
+        one flat array (one update of three calls for both layers), and every product writes
+        into its buffer. The hidden layer's bias unit is computed as an extra hidden column
+        whose net input is always BIAS_NET (input weights 0, bias weight BIAS_NET), so that
+        its sigmoid is exactly 1 and its gradient exactly 0: the hidden buffer is then one
+        contiguous array with the bias column included. The arithmetic of every other
+        number is the plain mini-batch update described in the class docstring.
+        """
         rng = np.random.default_rng(int(self.random_state))
         order = rng.permutation(X.shape[0])
         m, k, h = X.shape[1], T.shape[1], self.n_hidden_
         dt = np.float32  # single precision halves the cost of this Python-level loop
         # weight matrices carry the bias (threshold) as their last row: inputs get a 1 column
         shapes = [(m + 1, h), (h + 1, k)] if h > 0 else [(m + 1, k)]
-        layers = [rng.uniform(-0.05, 0.05, size=s).astype(dt) for s in shapes]
-        velocity = [np.zeros(s, dtype=dt) for s in shapes]
+        init = [rng.uniform(-0.05, 0.05, size=s).astype(dt) for s in shapes]
+        if h > 0:  # the bias unit's column
+            init[0] = np.hstack([init[0], np.zeros((m + 1, 1), dtype=dt)])
+            init[0][m, h] = BIAS_NET
+        ends = np.cumsum([p.size for p in init])
+        params = np.concatenate([p.ravel() for p in init])
+        velocity, grads = np.zeros_like(params), np.zeros_like(params)
+        layers = [params[e - p.size:e].reshape(p.shape) for p, e in zip(init, ends)]
+        grad = [grads[e - p.size:e].reshape(p.shape) for p, e in zip(init, ends)]
         bs = max(1, int(self.batch_size))
         Xa = np.hstack([X, np.ones((X.shape[0], 1))]).astype(dt)
+        weighted = not np.all(w == w[0])
         batches = []
         for s in range(0, X.shape[0], bs):
             rows = order[s:s + bs]
-            hidden = np.ones((rows.size, h + 1), dtype=dt)  # last column = bias input
-            batches.append((Xa[rows], T[rows].astype(dt), w[rows, None].astype(dt), hidden))
+            xa = Xa[rows]
+            batches.append((xa, xa.T.copy(), T[rows].astype(dt),
+                            w[rows, None].astype(dt) if weighted else None if w[0] == 1.0 else dt(w[0])))
+        n_max = min(bs, X.shape[0])
+        buffers = {r: (np.empty((r, h + 1), dtype=dt), np.empty((r, h + 1), dtype=dt),
+                       np.empty((r, h + 1), dtype=dt), np.empty((r, k), dtype=dt),
+                       np.empty((r, k), dtype=dt)) for r in {n_max, X.shape[0] % bs or n_max}}
         mom = dt(self.momentum)
+        mm, sub = np.matmul, np.subtract
         with np.errstate(over="ignore", invalid="ignore"):  # divergence is detected below
             for epoch in range(1, int(self.epochs) + 1):
                 check_deadline()
                 step = dt((rate / epoch if self.decay else rate) / np.sqrt(bs))
-                for xa, tb, wb, ha in batches:
+                for xa, xaT, tb, wb in batches:
+                    ha, d_hid, tmp, out, d_out = buffers[xa.shape[0]]
                     if h > 0:
                         W1, W2 = layers
-                        hid = ha[:, :h]
-                        np.matmul(xa, W1, out=hid)
-                        _sigmoid_inplace(hid)
-                        out = _sigmoid_inplace(ha @ W2)
+                        mm(xa, W1, out=ha)
+                        _sigmoid_inplace(ha)  # the last column: exactly 1, the bias input
+                        mm(ha, W2, out=out)
                     else:
-                        out = _sigmoid_inplace(xa @ layers[0])
-                    d_out = tb - out
+                        mm(xa, layers[0], out=out)
+                    _sigmoid_inplace(out)
+                    sub(tb, out, out=d_out)
                     d_out *= out
-                    d_out *= 1.0 - out
-                    d_out *= wb
+                    sub(1.0, out, out=out)
+                    d_out *= out
+                    if wb is not None:  # (a weight of 1 changes nothing)
+                        d_out *= wb
                     d_out *= step  # scales both layers' updates (the hidden deltas are linear in it)
                     if h > 0:
-                        d_hid = d_out @ W2[:h].T
-                        d_hid *= hid
-                        d_hid *= 1.0 - hid
-                        grads = (xa.T @ d_hid, ha.T @ d_out)
+                        mm(ha.T, d_out, out=grad[1])
+                        mm(d_out, W2.T, out=d_hid)
+                        d_hid *= ha
+                        sub(1.0, ha, out=tmp)
+                        d_hid *= tmp  # 0 in the bias column: its weights never change
+                        mm(xaT, d_hid, out=grad[0])
                     else:
-                        grads = (xa.T @ d_out,)
-                    for p, v, g in zip(layers, velocity, grads):
-                        v *= mom
-                        v += g
-                        p += v
-                if not all(np.isfinite(p).all() for p in layers):
+                        mm(xaT, d_out, out=grad[0])
+                    velocity *= mom
+                    velocity += grads
+                    params += velocity
+                if not np.isfinite(params).all():
                     return None
+        if h > 0:
+            layers[0] = layers[0][:, :h]
         return [p.astype(float) for p in layers]
 
     def predict_proba(self, X):
