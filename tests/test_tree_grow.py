@@ -9,7 +9,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from ggp_automl.spaces.slc._tree_flat import FlatTree
 from ggp_automl.spaces.slc._tree_grow import grow
-from ggp_automl.spaces.slc.trees import J48Classifier
+from ggp_automl.spaces.slc.trees import J48Classifier, REPTreeClassifier
 
 pytest.importorskip("numba")
 
@@ -93,17 +93,21 @@ def test_big_nodes_split_as_scikit_learn_does():
     assert same >= 5
 
 
-def test_j48_is_as_accurate_as_with_the_scikit_learn_grower(monkeypatch):
-    """The whole J48 (split test, collapse, pruning) on the compiled tree against the one grown by
+@pytest.mark.parametrize("make", [lambda: J48Classifier(random_state=0), lambda: REPTreeClassifier(random_state=0),
+                                  lambda: REPTreeClassifier(max_depth=3, random_state=0)],
+                         ids=["J48", "REPTree", "REPTree-depth3"])
+def test_trees_are_as_accurate_as_with_the_scikit_learn_grower(monkeypatch, make):
+    """The whole J48 / REPTree (split test, pruning) on the compiled tree against the one grown by
     scikit-learn: the same held-out accuracy within noise."""
     import ggp_automl.spaces.slc.trees as trees
     rng = np.random.default_rng(4)
     X = rng.normal(size=(900, 10))
     y = (X[:, 0] - X[:, 1] + X[:, 2] * X[:, 3] + rng.normal(scale=0.8, size=900) > 0).astype(int)
-    fast = J48Classifier(random_state=0).fit(X[:600], y[:600]).score(X[600:], y[600:])
-    monkeypatch.setattr(trees, "grow", lambda *args: None)
-    plain = J48Classifier(random_state=0).fit(X[:600], y[:600]).score(X[600:], y[600:])
-    assert abs(fast - plain) <= 0.03
+    fast = make().fit(X[:600], y[:600])
+    monkeypatch.setattr(trees, "grow_tree", lambda *args, **kwargs: None)
+    plain = make().fit(X[:600], y[:600])
+    assert abs(fast.score(X[600:], y[600:]) - plain.score(X[600:], y[600:])) <= 0.03
+    assert fast.get_depth() <= (3 if "max_depth=3" in repr(fast) else 100)
 
 
 @pytest.mark.parametrize("weighted", [False, True])

@@ -99,7 +99,7 @@ def _c45_splittable(X, y, w, idx, lo, hi, n_classes, total, weight, min_obj, mdl
     return False
 
 
-def _kernel(X, y, w, n_classes, min_rows, min_weight, unit, order, min_obj, mdl):  # pragma: no cover
+def _kernel(X, y, w, n_classes, min_rows, min_weight, unit, order, min_obj, mdl, min_split, max_depth):  # pragma: no cover
     n, m = X.shape
     cap = 2 * n + 1
     feature = np.full(cap, -2, np.int64)
@@ -115,7 +115,7 @@ def _kernel(X, y, w, n_classes, min_rows, min_weight, unit, order, min_obj, mdl)
     stack_node = np.empty(cap, np.int64)
     stack_lo = np.empty(cap, np.int64)
     stack_hi = np.empty(cap, np.int64)
-    top = 0
+    stack_depth = np.zeros(cap, np.int64)
     stack_node[0], stack_lo[0], stack_hi[0] = 0, 0, n
     top = 1
     count = 1
@@ -123,8 +123,10 @@ def _kernel(X, y, w, n_classes, min_rows, min_weight, unit, order, min_obj, mdl)
     lc = np.zeros(n_classes)
     while top > 0:
         top -= 1
-        node, lo, hi = stack_node[top], stack_lo[top], stack_hi[top]
+        node, lo, hi, depth = stack_node[top], stack_lo[top], stack_hi[top], stack_depth[top]
         rows = hi - lo
+        if rows < min_split or (max_depth >= 0 and depth >= max_depth):
+            continue
         total[:] = 0.0
         for p in range(lo, hi):
             i = idx[0, p]
@@ -201,9 +203,9 @@ def _kernel(X, y, w, n_classes, min_rows, min_weight, unit, order, min_obj, mdl)
         l_id, r_id = count, count + 1
         count += 2
         feature[node], threshold[node], left[node], right[node] = best_f, best_t, l_id, r_id
-        stack_node[top], stack_lo[top], stack_hi[top] = r_id, cut, hi
+        stack_node[top], stack_lo[top], stack_hi[top], stack_depth[top] = r_id, cut, hi, depth + 1
         top += 1
-        stack_node[top], stack_lo[top], stack_hi[top] = l_id, lo, cut
+        stack_node[top], stack_lo[top], stack_hi[top], stack_depth[top] = l_id, lo, cut, depth + 1
         top += 1
     return feature[:count], threshold[:count], left[:count], right[:count]
 
@@ -214,19 +216,22 @@ if _compiled is not None:
     # compiled (or loaded from numba's cache) once here, where the registry is imported: the search's
     # worker processes fork after that and inherit it instead of loading it per process
     _compiled(np.zeros((2, 1), np.float32), np.array([0, 1]), np.ones(2), 2, 1, 0.0, True,
-              np.zeros((1, 2), np.int64), 1.0, True)
+              np.zeros((1, 2), np.int64), 1.0, True, 2, -1)
 
 
 def grow(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, min_rows: int, min_weight: float,
-         unit: bool, min_obj: float = 0.0, mdl: bool = True):
+         unit: bool, min_obj: float = 0.0, mdl: bool = True, min_split: int = 2, max_depth: int | None = None):
     """(feature, threshold, left, right) of the grown tree (see the module docstring), node 0 the root and
     children after their parent; None without numba. ``X`` float32 (as scikit-learn's trees see it),
     ``y`` class codes, ``w`` weights; ``unit``: every weight is 1 (then counts are whole numbers).
     ``min_obj`` > 0: a node that fails C4.5's split test (J48's -M ``min_obj``, ``mdl`` its MDL
-    correction) is left a leaf — what :func:`spaces.slc._tree_c45.apply_split_test` does to a grown tree."""
+    correction) is left a leaf — what :func:`spaces.slc._tree_c45.apply_split_test` does to a grown tree.
+    ``min_split`` (rows) and ``max_depth`` (None: unlimited) as scikit-learn's ``min_samples_split`` and
+    ``max_depth``."""
     if _compiled is None:
         return None
     X = np.ascontiguousarray(X, dtype=np.float32)
     order = np.ascontiguousarray(np.argsort(X.T, axis=1, kind="stable")).astype(np.int64)
     return _compiled(X, np.asarray(y, dtype=np.int64), np.ascontiguousarray(w, dtype=np.float64), int(n_classes),
-                     int(min_rows), float(min_weight), bool(unit), order, float(min_obj), bool(mdl))
+                     int(min_rows), float(min_weight), bool(unit), order, float(min_obj), bool(mdl),
+                     int(min_split), -1 if max_depth is None else int(max_depth))

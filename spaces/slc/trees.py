@@ -39,7 +39,7 @@ from ggp_automl.spaces.registry import register
 
 from ._tree_c45 import apply_split_test, collapse, prune
 from ._tree_flat import LEAF, FlatTree
-from ._tree_grow import grow
+from ._tree_grow import grow as grow_tree
 from ._tree_holdout import reduced_error_prune, stratified_folds
 from ._validation import fit_inputs, labels, predict_inputs
 
@@ -147,7 +147,7 @@ class J48Classifier(_WekaTree):
         # the same tree grown from presorted columns (compiled; None without numba)
         # the same tree grown from presorted columns, C4.5's split test applied as it grows (compiled;
         # None without numba)
-        grown = grow(X, y, w, k, limits.get("min_samples_leaf", 1),
+        grown = grow_tree(X, y, w, k, limits.get("min_samples_leaf", 1),
                      limits.get("min_weight_fraction_leaf", 0.0) * w.sum(), unit, mno, bool(self.use_mdl_correction))
         if grown is not None:
             tree = FlatTree(*grown)
@@ -204,10 +204,14 @@ class REPTreeClassifier(_WekaTree):
                 grow, hold = np.flatnonzero(fold != 0), np.flatnonzero(fold == 0)
         depth = None if self.max_depth < 0 else max(1, int(self.max_depth))
         split = max(2, int(math.ceil(2 * mw))) if unit else 2
-        grown = DecisionTreeClassifier(criterion="entropy", max_depth=depth, min_samples_split=split,
-                                       random_state=rng.randint(_SEED_MAX)
-                                       ).fit(X[grow], y[grow], sample_weight=w[grow])
-        tree = FlatTree.from_sklearn(grown.tree_)
+        seed = rng.randint(_SEED_MAX)                  # drawn either way: the fold stream stays the same
+        grown = grow_tree(X[grow], y[grow], w[grow], k, 1, 0.0, unit, min_split=split, max_depth=depth)
+        if grown is not None:   # compiled, from presorted columns (see J48)
+            tree = FlatTree(*grown)
+        else:
+            tree = FlatTree.from_sklearn(DecisionTreeClassifier(
+                criterion="entropy", max_depth=depth, min_samples_split=split, random_state=seed
+            ).fit(X[grow], y[grow], sample_weight=w[grow]).tree_)
         counts = tree.class_weights(X, y, w, k, rows=grow)
         if self.max_depth == 0:
             tree.make_leaf(0)
