@@ -230,6 +230,8 @@ def grow(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, min_rows: 
     ``max_depth``."""
     if _compiled is None:
         return None
+    if X.shape[0] == 0 or X.shape[1] == 0:      # nothing to split on: a single leaf
+        return np.array([-2]), np.array([-2.0]), np.array([-1]), np.array([-1])
     X = np.ascontiguousarray(X, dtype=np.float32)
     order = np.ascontiguousarray(np.argsort(X.T, axis=1, kind="stable")).astype(np.int64)
     return _compiled(X, np.asarray(y, dtype=np.int64), np.ascontiguousarray(w, dtype=np.float64), int(n_classes),
