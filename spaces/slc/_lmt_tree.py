@@ -56,26 +56,27 @@ def _c45_sorted(xs: np.ndarray, sy: np.ndarray, k: int, min_obj: int = 2):
         return None
     xlogx = _xlogx(n)
     min_split = min(max(0.1 * n / k, min_obj), 25.0)
-    n_left = np.arange(1, n, dtype=np.int32)
+    n_left = np.arange(1, n)
     present = np.flatnonzero(counts)
-    lefts = [np.cumsum(sy[:, :-1] == c, axis=1, dtype=np.int32) for c in present[:-1]]
-    lefts.append(n_left - sum(lefts))  # the last class: the rest of the left branch
-    terms = None  # Σ_classes of the branches' c·log2(c)
+    if k == 2:  # the classes are 0/1: the running sum of the labels counts class 1
+        lefts = [np.cumsum(sy[:, :-1], axis=1)]
+        lefts.insert(0, n_left - lefts[0])
+    else:
+        lefts = [np.cumsum(sy[:, :-1] == c, axis=1) for c in present[:-1]]
+        lefts.append(n_left - sum(lefts))  # the last class: the rest of the left branch
+    terms = None  # Σ_classes of the branches' c·log2(c), from a per-class table over the left count
     for c, left in zip(present, lefts):
-        t = xlogx[left]
-        t += xlogx[counts[c] - left]
+        table = xlogx[:counts[c] + 1] + xlogx[counts[c] - np.arange(counts[c] + 1)]
+        t = table[left]
         terms = t if terms is None else np.add(terms, t, out=terms)
-    # information gain in bits per row: H(parent) − Σ_branches (n_b/n)·H(branch)
+    # information gain in bits per row: H(parent) − Σ_branches (n_b/n)·H(branch) = (base − d)/n
     base = xlogx[n] - xlogx[counts].sum()
-    gain = np.subtract(xlogx[n_left] + xlogx[n - n_left], terms, out=terms)
-    np.subtract(base, gain, out=gain)
-    gain /= n
+    d = np.subtract(xlogx[n_left] + xlogx[n - n_left], terms, out=terms)
     ok = xs[:, 1:] > xs[:, :-1] + 1e-5
     ok &= (n_left >= min_split) & (n - n_left >= min_split)
     n_cand = ok.sum(axis=1)
-    gain = np.where(ok, gain, -np.inf)
-    best = np.argmax(gain, axis=1)
-    g = gain[np.arange(m), best] - np.log2(np.maximum(n_cand, 1)) / n
+    best = np.argmin(np.where(ok, d, np.inf), axis=1)  # the largest gain
+    g = (base - d[np.arange(m), best]) / n - np.log2(np.maximum(n_cand, 1)) / n
     usable = (n_cand > 0) & (g > SMALL)
     if not usable.any():
         return None

@@ -377,31 +377,47 @@ def _folds(yi: np.ndarray, rng: np.random.Generator) -> list[tuple[np.ndarray, n
 
 
 def _select_by_cv(X, yi, k, sw, F0, max_iter, on_probabilities, beta, rng) -> int:
-    """WEKA ``performBoostingCV``: summed test-fold errors per iteration over 5 folds."""
+    """WEKA ``performBoostingCV``: summed test-fold errors per iteration over 5 folds.
+
+    WEKA boosts the folds one after the other; fold f adds its test error at each iteration
+    to the running sums, stops at its own heuristic stop on those sums (folds 0..f), when it
+    finds no attribute, or at the last iteration of an earlier fold, and the best iteration
+    is sought up to the shortest fold's. Here the folds boost side by side (one :class:`_Boost`
+    block each), processed in fold order within an iteration with the same rules, and all stop
+    at the first fold's end: no later iteration can change the result (every sum and every
+    stopping decision up to the shortest length depends only on iterations up to it).
+    """
     splits = _folds(yi, rng)
     if not splits:
         return 0
+    sizes = np.array([train.size for train, _ in splits])
+    ends = np.cumsum(sizes)
+    rows = np.concatenate([train for train, _ in splits])
+    lb = _Boost(X[rows], yi[rows], k, sw[rows], F0[rows], beta,
+                list(zip((ends - sizes).tolist(), ends.tolist())))
+    tests = [(X[test], F0[test].copy(), yi[test], sw[test]) for _, test in splits]
     errors = np.zeros(max_iter + 1)
-    completed = max_iter
-    for train, test in splits:
-        lb = _LogitBoost(X[train], yi[train], k, sw[train], F0[train], beta)
-        F_test = F0[test].copy()
-        errors[0] += _error(F_test, yi[test], sw[test], on_probabilities)
-        no_min, last_min = 0, np.inf
-        while len(lb.history) < completed:
-            check_deadline()
-            if not lb.step():
-                break
-            lb.advance(X[test], F_test)
-            it = len(lb.history)
-            errors[it] += _error(F_test, yi[test], sw[test], on_probabilities)
-            if no_min > HEURISTIC_STOP:
-                break
-            if errors[it] < last_min:
-                last_min, no_min = errors[it], 0
+    for X_test, F_test, y_test, w_test in tests:
+        errors[0] += _error(F_test, y_test, w_test, on_probabilities)
+    no_min, last_min = np.zeros(len(splits), dtype=int), np.full(len(splits), np.inf)
+    it, completed = 0, max_iter
+    while it < completed:
+        check_deadline()
+        lb.step()
+        it += 1
+        for f in range(len(splits)):
+            if not lb.active[f]:  # no attribute left: the fold ends before this iteration
+                completed = min(completed, it - 1)
+                continue
+            X_test, F_test, y_test, w_test = tests[f]
+            _add_increment(F_test, X_test, *(a[f:f + 1] for a in lb.steps[-1][:3]))
+            errors[it] += _error(F_test, y_test, w_test, on_probabilities)
+            if no_min[f] > HEURISTIC_STOP:
+                completed = min(completed, it)
+            elif errors[it] < last_min[f]:
+                last_min[f], no_min[f] = errors[it], 0
             else:
-                no_min += 1
-        completed = min(completed, len(lb.history))
+                no_min[f] += 1
     return _best_iteration(list(errors), completed)
 
 
