@@ -394,9 +394,51 @@ _memo_bytes = 0
 
 
 def clear_memo() -> None:
-    global _memo_bytes
+    global _memo_bytes, _sim_bytes
     _MEMO.clear()
     _memo_bytes = 0
+    _SIMILARITY.clear()
+    _sim_bytes = 0
+
+
+# Whole similarity matrices, for the global blend (no class in it): the q labels of a binary
+# relevance compare the same test rows with the same training rows, so K*'s (test × train) matrix —
+# most of its prediction time — is computed once; only the class masses differ per label. Keyed by
+# content hash of both matrices and the settings; bounded LRU; identical to recomputing.
+_SIMILARITY: OrderedDict[bytes, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+_SIM_LIMIT = 96e6  # bytes
+_sim_bytes = 0
+
+
+def similarity_key(X_train: np.ndarray, X_test: np.ndarray, settings: tuple) -> bytes:
+    h = hashlib.blake2b(digest_size=20)
+    for a in (X_train, X_test):
+        a = np.ascontiguousarray(a)
+        h.update(repr(a.shape).encode())
+        h.update(a.tobytes())
+    h.update(repr(settings).encode())
+    return h.digest()
+
+
+def similarity_get(key: bytes):
+    hit = _SIMILARITY.get(key)
+    if hit is not None:
+        _SIMILARITY.move_to_end(key)
+    return hit
+
+
+def similarity_put(key: bytes, value: tuple[np.ndarray, np.ndarray]) -> None:
+    global _sim_bytes
+    size = sum(v.nbytes for v in value)
+    if size > _SIM_LIMIT:
+        return
+    for v in value:
+        v.flags.writeable = False
+    _SIMILARITY[key] = value
+    _sim_bytes += size
+    while _sim_bytes > _SIM_LIMIT:
+        _, old = _SIMILARITY.popitem(last=False)
+        _sim_bytes -= sum(v.nbytes for v in old)
 
 
 def _memo_key(train_col, test_col, settings: tuple, class_columns) -> bytes:

@@ -22,10 +22,12 @@ from ggp_automl.spaces.deadline import check_deadline
 from ggp_automl.spaces.params import Params
 from ggp_automl.spaces.registry import register
 
-from ._lazy_kstar import MISSING_MODES, NUM_RAND_COLS, kstar_scales
+from ._lazy_kstar import MISSING_MODES, NUM_RAND_COLS, kstar_scales, similarity_get, similarity_key, similarity_put
 from ._validation import fit_inputs, labels, predict_inputs
 
 _MEMORY = 64e6  # bytes for one block of pairwise values
+#: K*: a (test × train) similarity matrix up to this size is computed whole and kept for the next label
+_SIM_BYTES = 48e6
 
 
 def _rows_per_block(n_cols: int, per_cell: int = 8, factor: int = 4) -> int:
@@ -218,6 +220,32 @@ class WekaKStar(ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X):
         X = predict_inputs(self, X, allow_nan=True, fitted="train_")
+        C = self.classes_.size
+        onehot = np.zeros((self.train_.shape[0], C))
+        onehot[np.arange(self.train_.shape[0]), self.y_] = 1.0
+        whole = X.shape[0] * self.train_.shape[0] * 8 <= _SIM_BYTES
+        key = None if self.entropic_auto_blend or not whole else similarity_key(
+            self.train_, X, (int(self.global_blend), self.missing_mode))
+        hit = None if key is None else similarity_get(key)
+        if hit is None and key is not None:
+            hit = self._similarities(X)
+            similarity_put(key, hit)
+        out = np.empty((X.shape[0], C))
+        step = X.shape[0] if hit is not None else max(1, int(_SIM_BYTES // (8 * max(1, self.train_.shape[0]))))
+        for start in range(0, X.shape[0], step):             # blocks of bounded memory when not kept
+            sim, ok = (hit[0][start:start + step], hit[1][start:start + step]) if hit is not None \
+                else self._similarities(X[start:start + step])
+            mass = sim @ onehot
+            total = mass.sum(axis=1, keepdims=True)
+            ok = ok & (total[:, 0] > 0)
+            res = np.full(mass.shape, 1.0 / C)               # WEKA: no similarity mass → uniform
+            res[ok] = mass[ok] / total[ok]
+            out[start:start + step] = res
+        return out
+
+    def _similarities(self, X):
+        """(n_test, n_train) similarities, each row divided by its largest, and whether the row has any
+        (the class plays no part with the global blend: the same for every label)."""
         scale, p_miss = kstar_scales(self.train_, X, int(self.global_blend),
                                      bool(self.entropic_auto_blend), self.missing_mode,
                                      self.class_columns_)
@@ -230,10 +258,8 @@ class WekaKStar(ClassifierMixin, BaseEstimator):
         n_present = M - test_missing.sum(axis=1)
         exponent = np.where(n_present > 0, M / np.maximum(n_present, 1), 0.0)
         X = np.where(test_missing, 0.0, X)
-        C = self.classes_.size
-        onehot = np.zeros((self.train_.shape[0], C))
-        onehot[np.arange(self.train_.shape[0]), self.y_] = 1.0
-        out = np.empty((X.shape[0], C))
+        sim = np.empty((X.shape[0], self.train_.shape[0]))
+        ok = np.empty(X.shape[0], dtype=bool)
         for start in range(0, X.shape[0], 64):               # cache-sized (64 × n_train) blocks
             check_deadline()
             sl = slice(start, start + 64)
@@ -241,14 +267,9 @@ class WekaKStar(ClassifierMixin, BaseEstimator):
             logk *= exponent[sl, None]
             logk[exponent[sl] == 0] = -np.inf                # every test value missing
             top = logk.max(axis=1, keepdims=True)
-            sim = np.exp(logk - np.where(np.isfinite(top), top, 0.0))
-            mass = sim @ onehot
-            total = mass.sum(axis=1, keepdims=True)
-            ok = np.isfinite(top[:, 0]) & (total[:, 0] > 0)
-            res = np.full(mass.shape, 1.0 / C)                # WEKA: no similarity mass → uniform
-            res[ok] = mass[ok] / total[ok]
-            out[sl] = res
-        return out
+            sim[sl] = np.exp(logk - np.where(np.isfinite(top), top, 0.0))
+            ok[sl] = np.isfinite(top[:, 0])
+        return sim, ok
 
     def _log_similarity(self, X, scale, log_scale, log_miss):
         """(rows, n_train) log Π_a P*_a: Σ_a log s_a - 2 s_a |x_a - u_a|, with log P(missing)
