@@ -244,7 +244,9 @@ def test_reshuffle_is_a_parameter_of_the_methods_where_it_makes_sense():
             assert make_method(config, grammar, small_meta).resample_period == (1 if on else plain)
 
 
-def test_with_screening_smac_learns_every_screened_candidate_and_the_full_result_overwrites(small, data):  # noqa: F811
+def test_with_screening_smac_learns_every_screened_candidate_and_the_full_result_overwrites(small, data,  # noqa: F811
+                                                                                          monkeypatch):
+    monkeypatch.setattr("ggp_automl.search.loop.DIRECT_SECONDS", 0.0)   # every new candidate is screened first
     config = _config().replace(screening=True, screening_min_rows=20)
     engine = FakeEngine(workers=2)
     loop = _loop(config, small, data, engine)
