@@ -51,8 +51,8 @@ never before half of the 85 %.
 whose candidates had all failed refit one with 1.25 × the hard cap and took 59 s of a 30 s
 budget). :meth:`TimeKeeper.final_plan` re-evaluates the candidates in order of search fitness,
 as many as their measured times allow before the refit's reserve of the slowest one chosen —
-any of them may win, and the winner's refit must have its time (issue 25) — a time not measured
-counting as the hard cap; when not even the best one fits, none is re-evaluated and the search's
+any of them may win, and the winner's refit must have its time (issue 25) — a time not measured on the full view
+counting as the cost model's upper prediction on the final split (``SearchLoop._planned_wall``), else the hard cap; when not even the best one fits, none is re-evaluated and the search's
 best goes straight to the refit, because a model that was not re-evaluated beats no model — or,
 when only its re-evaluation fits in the time left, it alone is re-evaluated, since the
 re-evaluation's fitted model is returned when no refit succeeds (:mod:`ggp_automl.search.finish`).
