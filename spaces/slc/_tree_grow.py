@@ -15,16 +15,14 @@ attribute in column order wins (scikit-learn draws the attribute order at random
 differ where gains tie exactly.
 
 Without numba (an install that lacks it), :func:`grow` returns None and the caller grows with
-scikit-learn.
+scikit-learn. numba is imported and the kernel compiled (or loaded from numba's cache) on first use,
+:func:`preload`.
 """
 from __future__ import annotations
 
 import numpy as np
 
-try:  # numba is a dependency; an environment without it still works, at scikit-learn's speed
-    from numba import njit
-except ImportError:  # pragma: no cover - exercised only where numba is missing
-    njit = None
+import threading
 
 #: scikit-learn's FEATURE_THRESHOLD: values closer than this are one value
 _SAME = 1e-7
@@ -210,13 +208,30 @@ def _kernel(X, y, w, n_classes, min_rows, min_weight, unit, order, min_obj, mdl,
     return feature[:count], threshold[:count], left[:count], right[:count]
 
 
-_splittable = None if njit is None else njit(cache=True, nogil=True)(_c45_splittable)
-_compiled = None if njit is None else njit(cache=True, nogil=True)(_kernel)
-if _compiled is not None:
-    # compiled (or loaded from numba's cache) once here, where the registry is imported: the search's
-    # worker processes fork after that and inherit it instead of loading it per process
-    _compiled(np.zeros((2, 1), np.float32), np.array([0, 1]), np.ones(2), 2, 1, 0.0, True,
-              np.zeros((1, 2), np.int64), 1.0, True, 2, -1)
+_splittable = None          # the compiled split test, which the compiled kernel calls by this name
+_compiled = None
+_loaded = False
+_lock = threading.Lock()
+
+
+def preload():
+    """The compiled kernel (None without numba), compiled or loaded from numba's cache on first use —
+    about a second, so commands that grow no tree never pay it. The search calls this before its
+    worker processes fork (``evaluation.engine._prepare_process``): they inherit it."""
+    global _splittable, _compiled, _loaded
+    with _lock:
+        if not _loaded:
+            _loaded = True
+            try:  # numba is a dependency; an environment without it still works, at scikit-learn's speed
+                from numba import njit
+            except ImportError:  # pragma: no cover - exercised only where numba is missing
+                return None
+            _splittable = njit(cache=True, nogil=True)(_c45_splittable)
+            kernel = njit(cache=True, nogil=True)(_kernel)
+            kernel(np.zeros((2, 1), np.float32), np.array([0, 1]), np.ones(2), 2, 1, 0.0, True,
+                   np.zeros((1, 2), np.int64), 1.0, True, 2, -1)
+            _compiled = kernel
+    return _compiled
 
 
 def grow(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, min_rows: int, min_weight: float,
@@ -228,12 +243,13 @@ def grow(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, min_rows: 
     correction) is left a leaf — what :func:`spaces.slc._tree_c45.apply_split_test` does to a grown tree.
     ``min_split`` (rows) and ``max_depth`` (None: unlimited) as scikit-learn's ``min_samples_split`` and
     ``max_depth``."""
-    if _compiled is None:
+    kernel = _compiled if _loaded else preload()
+    if kernel is None:
         return None
     if X.shape[0] == 0 or X.shape[1] == 0:      # nothing to split on: a single leaf
         return np.array([-2]), np.array([-2.0]), np.array([-1]), np.array([-1])
     X = np.ascontiguousarray(X, dtype=np.float32)
     order = np.ascontiguousarray(np.argsort(X.T, axis=1, kind="stable")).astype(np.int64)
-    return _compiled(X, np.asarray(y, dtype=np.int64), np.ascontiguousarray(w, dtype=np.float64), int(n_classes),
+    return kernel(X, np.asarray(y, dtype=np.int64), np.ascontiguousarray(w, dtype=np.float64), int(n_classes),
                      int(min_rows), float(min_weight), bool(unit), order, float(min_obj), bool(mdl),
                      int(min_split), -1 if max_depth is None else int(max_depth))
