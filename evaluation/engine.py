@@ -141,12 +141,12 @@ def _prepare_process(plugins: Sequence[str] = ()) -> None:
     from ggp_automl.spaces.params import reference_defaults
     from ggp_automl.spaces.plugins import load_plugins
     from ggp_automl.spaces.registry import load_all
-    from ggp_automl.spaces.slc._tree_grow import preload as preload_trees
+    from ggp_automl.spaces.slc.trees import preload_tree_grower
 
     load_all()
     load_plugins(plugins)
     reference_defaults()  # parsed once here (65 ms for two grammars), not in every forked child that needs it
-    preload_trees()       # the compiled tree grower (about a second), inherited by the children
+    preload_tree_grower()  # the compiled tree grower (about a second), inherited by the children
 
 
 def evaluate_one(tree: Node, grammar: Grammar, split: Split, limits: Limits, fitness: str = "fitness",

@@ -40,6 +40,7 @@ from ggp_automl.spaces.registry import register
 from ._tree_c45 import apply_split_test, collapse, prune
 from ._tree_flat import LEAF, FlatTree
 from ._tree_grow import grow as grow_tree
+from ._tree_grow import preload as preload_tree_grower  # noqa: F401 - the search calls it before forking
 from ._tree_holdout import reduced_error_prune, stratified_folds
 from ._validation import fit_inputs, labels, predict_inputs
 
