@@ -202,8 +202,8 @@ def _node_scores(node, X, rows):
     return out
 
 
-@pytest.mark.parametrize("k,options", [(2, {}), (3, {}), (2, dict(split_on_residuals=True)),
-                                       (2, dict(weight_trim_beta=0.2, min_num_instances=8))])
+@pytest.mark.parametrize("k,options", [(2, {}), (3, {}), (2, {"split_on_residuals": True}),
+                                       (2, {"weight_trim_beta": 0.2, "min_num_instances": 8})])
 def test_trees_grown_by_levels_match_depth_first(k, options):
     X, y = data(k, n=240, seed=11)
     est = WekaLMT(**options)

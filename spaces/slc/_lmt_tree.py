@@ -1,10 +1,11 @@
-"""The tree of WEKA's LMT: C4.5 / residual splits, growth with a LogitBoost model per node,
-and CART cost-complexity pruning (WEKA ``LMTNode``; Landwehr, Hall & Frank 2005).
+"""The tree of WEKA's LMT: C4.5 / residual splits and growth with a LogitBoost model per node
+(WEKA ``LMTNode``; Landwehr, Hall & Frank 2005).
 
 Every node continues its parent's LogitBoost model on its own rows
-(:mod:`spaces.slc._logitboost`); the grown tree is then pruned back along the weakest-link
-sequence. The estimator that chooses the pruning level by cross-validation is
-:class:`spaces.slc.logistic.WekaLMT`; this module holds the tree itself.
+(:mod:`spaces.slc._logitboost`; with a fixed number of iterations the nodes of a level, over
+all the trees being grown, boost together); the grown tree is then pruned back along the
+weakest-link sequence by :class:`spaces.slc.logistic.WekaLMT`, which chooses the pruning level
+by cross-validation; this module grows the trees.
 """
 from __future__ import annotations
 
@@ -301,132 +302,3 @@ class _LMTGrower:
                     following.append((part, part_order, node.coef, node.intercept, node.n_parameters, node))
             level = following
         return roots
-
-
-# --- CART pruning (WEKA LMTNode.prune / treeErrors / calculateAlphas) ------------------------
-def _inner_nodes(root: _Node) -> list[_Node]:
-    out, stack = [], [root]
-    while stack:
-        node = stack.pop()
-        if not node.is_leaf:
-            out.append(node)
-            stack.extend(reversed(node.children))
-    return out
-
-
-def _postorder(root: _Node) -> list[_Node]:
-    out, stack = [], [root]
-    while stack:
-        node = stack.pop()
-        out.append(node)
-        if not node.is_leaf:
-            stack.extend(node.children)
-    return out[::-1]
-
-
-def _update_alphas(root: _Node, total: float) -> None:
-    """treeErrors() then calculateAlphas(); a split that does not reduce training error is cut."""
-    for node in _postorder(root):
-        if node.is_leaf:
-            node.errors_tree, node.n_leaves = node.errors_model, 1
-        else:
-            node.errors_tree = sum(c.errors_tree for c in node.children)
-            leaves = sum(c.n_leaves for c in node.children)
-            empty = sum(1 for c in node.children if c.is_leaf and c.own_iterations == 0)
-            node.n_leaves = leaves - (empty - 1) if empty > 1 else leaves
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        node.alpha = np.inf
-        if node.is_leaf:
-            continue
-        diff = node.errors_model - node.errors_tree
-        if diff <= 0:
-            node.is_leaf, node.children = True, None
-            continue
-        node.alpha = diff / total / max(node.n_leaves - 1, 1)
-        stack.extend(reversed(node.children))
-
-
-def _weakest_link(nodes: list[_Node]) -> _Node:
-    return min(nodes, key=lambda nd: nd.alpha)  # first minimum in pre-order, as Collections.min
-
-
-class _PathPredictions:
-    """Each test row's nodes from the root down and every node model's prediction there."""
-
-    def __init__(self, root: _Node, X: np.ndarray, n_nodes: int):
-        n = X.shape[0]
-        nodes, preds = [[] for _ in range(n)], [[] for _ in range(n)]
-        stack = [(root, np.arange(n))]
-        while stack:
-            node, rows = stack.pop()
-            if rows.size == 0:
-                continue
-            pred = np.argmax(X[rows] @ node.coef + node.intercept, axis=1)
-            for r, p in zip(rows, pred):
-                nodes[r].append(node.node_id)
-                preds[r].append(p)
-            if node.children:
-                left = X[rows, node.attr] <= node.threshold
-                stack.append((node.children[0], rows[left]))
-                stack.append((node.children[1], rows[~left]))
-        depth = max(len(p) for p in nodes)
-        self.node_ids = np.full((n, depth), -1)
-        self.preds = np.zeros((n, depth), dtype=int)
-        for r in range(n):
-            self.node_ids[r, :len(nodes[r])] = nodes[r]
-            self.preds[r, :len(preds[r])] = preds[r]
-        self.n_nodes = n_nodes
-
-    def error_rate(self, root: _Node, y: np.ndarray) -> float:
-        leaf = np.ones(self.n_nodes + 1, dtype=bool)  # index -1 (padding) counts as a leaf
-        stack = [root]
-        while stack:
-            node = stack.pop()
-            if not node.is_leaf:
-                leaf[node.node_id] = False
-                stack.extend(node.children)
-        first = np.argmax(leaf[self.node_ids], axis=1)
-        return float(np.mean(self.preds[np.arange(len(y)), first] != y))
-
-
-def _pruning_sequence(root: _Node, total: float, paths: _PathPredictions | None, y_test):
-    """Prune weakest links until only the root is left; the alphas and test errors on the way."""
-    _update_alphas(root, total)
-    alphas, errors = [0.0], []
-    if paths is not None:
-        errors.append(paths.error_rate(root, y_test))
-    nodes = _inner_nodes(root)
-    while nodes:
-        check_deadline()
-        node = _weakest_link(nodes)
-        node.is_leaf = True  # children kept, so the tree can be "unpruned"
-        alphas.append(node.alpha)
-        if paths is not None:
-            errors.append(paths.error_rate(root, y_test))
-        _update_alphas(root, total)
-        nodes = _inner_nodes(root)
-    alphas.append(1.0)  # end marker
-    return alphas, errors
-
-
-def _unprune(root: _Node) -> None:
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.children:
-            node.is_leaf = False
-            stack.extend(node.children)
-
-
-def _prune_to(root: _Node, alpha: float, total: float) -> None:
-    _update_alphas(root, total)
-    nodes = _inner_nodes(root)
-    while nodes:
-        node = _weakest_link(nodes)
-        if node.alpha > alpha:
-            break
-        node.is_leaf, node.children = True, None
-        _update_alphas(root, total)
-        nodes = _inner_nodes(root)

@@ -5,9 +5,11 @@ Each iteration fits, for every class, the single-attribute weighted least-square
 with the smallest squared error to the working responses, and adds it (centred over the
 classes, times (K−1)/K) to the class scores F. The number of iterations is chosen by 5-fold
 cross-validation, by training error, or by AIC, with early stopping after 50 iterations
-without a new minimum (notes §1.1.10, §1.1.20). One iteration is a handful of matrix products
-over all attributes and classes at once, and a fitted model is one coefficient matrix
-(F = X·B + b). Kept apart from the estimators so that the LMT tree code can share it.
+without a new minimum (notes §1.1.10, §1.1.20). Independent boosting runs share one booster
+as blocks of rows (the nodes of an LMT tree level, the cross-validation folds): an iteration
+is a few array operations over all their rows and attributes plus two matrix-vector products
+per block, and a fitted model is one coefficient matrix (F = X·B + b). Kept apart from the
+estimators so that the LMT tree code can share it.
 """
 from __future__ import annotations
 
@@ -217,9 +219,9 @@ def _regressions(Sw: np.ndarray, Swz: np.ndarray, m: int):
     and positive weight.
     """
     G, C = Sw.shape[:2]
-    Sw, Swz = Sw.reshape(G * C, -1), Swz.reshape(G * C, -1)
-    w_sum, z_sum = Sw[:, :1], Swz[:, :1]
-    xw, x2w, xwz = Sw[:, 1:m + 1], Sw[:, m + 1:], Swz[:, 1:]
+    Sw, Swz = Sw.reshape(G * C, -1).T.copy(), Swz.reshape(G * C, -1).T.copy()  # (·, G·C): contiguous rows
+    w_sum, z_sum = Sw[0], Swz[0]
+    xw, x2w, xwz = Sw[1:m + 1], Sw[m + 1:], Swz[1:]
     with np.errstate(divide="ignore", invalid="ignore"):
         x_mean = xw / w_sum
         z_mean = z_sum / w_sum
@@ -227,11 +229,11 @@ def _regressions(Sw: np.ndarray, Swz: np.ndarray, m: int):
         sxz = xwz - xw * z_mean
         usable = sxx > 1e-10 * x2w
         gain = np.where(usable, sxz * sxz / sxx, -np.inf)  # SSE = Szz − gain
-        attr = np.argmax(gain, axis=1)
-        rows = np.arange(G * C)
-        slope = sxz[rows, attr] / sxx[rows, attr]
-        intercept = z_mean[:, 0] - slope * x_mean[rows, attr]
-    ok = ((w_sum[:, 0] > 0) & usable.any(axis=1)).reshape(G, C).all(axis=1)
+        attr = np.argmax(gain, axis=0)
+        cols = np.arange(G * C)
+        slope = sxz[attr, cols] / sxx[attr, cols]
+        intercept = z_mean - slope * x_mean[attr, cols]
+    ok = ((w_sum > 0) & usable.any(axis=0)).reshape(G, C).all(axis=1)
     return attr.reshape(G, C), slope.reshape(G, C), intercept.reshape(G, C), ok
 
 

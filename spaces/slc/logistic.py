@@ -6,7 +6,7 @@ by cross-validation, training error or AIC (:mod:`spaces.slc._logitboost`). LMT 
 C4.5-style tree with a LogitBoost model at every node, each continuing the boosting of its
 parent on the node's rows, then CART-prunes the tree with the cost-complexity parameter
 chosen by 5-fold cross-validation (Landwehr, Hall & Frank 2005; WEKA ``LMT``/``LMTNode``;
-the tree is :mod:`spaces.slc._lmt_tree`). Both replace missing values by the training means
+the trees grow in :mod:`spaces.slc._lmt_tree`, the pruning is below). Both replace missing values by the training means
 (WEKA ReplaceMissingValues), so they accept NaN in ``X``.
 """
 from __future__ import annotations
@@ -14,12 +14,12 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from ggp_automl.spaces.deadline import check_deadline
 from ggp_automl.spaces.params import Params
 from ggp_automl.spaces.registry import register
 
 from ._functions_common import column_means, fill_missing
-from ._lmt_tree import (_LMTGrower, _Node, _PathPredictions, _postorder, _prune_to, _pruning_sequence,
-                        _unprune)
+from ._lmt_tree import _LMTGrower, _Node
 from ._logitboost import (_boost_fixed, _coefficients, _decision, _folds, _LogitBoost, _select_by_aic,
                           _select_by_cv, _select_by_training_error, _softmax)
 from ._validation import ReplacesMissingValues, fit_inputs, labels, predict_inputs
@@ -214,6 +214,135 @@ class WekaLMT(ReplacesMissingValues, ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         return labels(self, self._scores(X))
+
+
+# --- CART pruning (WEKA LMTNode.prune / treeErrors / calculateAlphas) ------------------------
+def _inner_nodes(root: _Node) -> list[_Node]:
+    out, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        if not node.is_leaf:
+            out.append(node)
+            stack.extend(reversed(node.children))
+    return out
+
+
+def _postorder(root: _Node) -> list[_Node]:
+    out, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if not node.is_leaf:
+            stack.extend(node.children)
+    return out[::-1]
+
+
+def _update_alphas(root: _Node, total: float) -> None:
+    """treeErrors() then calculateAlphas(); a split that does not reduce training error is cut."""
+    for node in _postorder(root):
+        if node.is_leaf:
+            node.errors_tree, node.n_leaves = node.errors_model, 1
+        else:
+            node.errors_tree = sum(c.errors_tree for c in node.children)
+            leaves = sum(c.n_leaves for c in node.children)
+            empty = sum(1 for c in node.children if c.is_leaf and c.own_iterations == 0)
+            node.n_leaves = leaves - (empty - 1) if empty > 1 else leaves
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        node.alpha = np.inf
+        if node.is_leaf:
+            continue
+        diff = node.errors_model - node.errors_tree
+        if diff <= 0:
+            node.is_leaf, node.children = True, None
+            continue
+        node.alpha = diff / total / max(node.n_leaves - 1, 1)
+        stack.extend(reversed(node.children))
+
+
+def _weakest_link(nodes: list[_Node]) -> _Node:
+    return min(nodes, key=lambda nd: nd.alpha)  # first minimum in pre-order, as Collections.min
+
+
+class _PathPredictions:
+    """Each test row's nodes from the root down and every node model's prediction there."""
+
+    def __init__(self, root: _Node, X: np.ndarray, n_nodes: int):
+        n = X.shape[0]
+        nodes, preds = [[] for _ in range(n)], [[] for _ in range(n)]
+        stack = [(root, np.arange(n))]
+        while stack:
+            node, rows = stack.pop()
+            if rows.size == 0:
+                continue
+            pred = np.argmax(X[rows] @ node.coef + node.intercept, axis=1)
+            for r, p in zip(rows, pred):
+                nodes[r].append(node.node_id)
+                preds[r].append(p)
+            if node.children:
+                left = X[rows, node.attr] <= node.threshold
+                stack.append((node.children[0], rows[left]))
+                stack.append((node.children[1], rows[~left]))
+        depth = max(len(p) for p in nodes)
+        self.node_ids = np.full((n, depth), -1)
+        self.preds = np.zeros((n, depth), dtype=int)
+        for r in range(n):
+            self.node_ids[r, :len(nodes[r])] = nodes[r]
+            self.preds[r, :len(preds[r])] = preds[r]
+        self.n_nodes = n_nodes
+
+    def error_rate(self, root: _Node, y: np.ndarray) -> float:
+        leaf = np.ones(self.n_nodes + 1, dtype=bool)  # index -1 (padding) counts as a leaf
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            if not node.is_leaf:
+                leaf[node.node_id] = False
+                stack.extend(node.children)
+        first = np.argmax(leaf[self.node_ids], axis=1)
+        return float(np.mean(self.preds[np.arange(len(y)), first] != y))
+
+
+def _pruning_sequence(root: _Node, total: float, paths: _PathPredictions | None, y_test):
+    """Prune weakest links until only the root is left; the alphas and test errors on the way."""
+    _update_alphas(root, total)
+    alphas, errors = [0.0], []
+    if paths is not None:
+        errors.append(paths.error_rate(root, y_test))
+    nodes = _inner_nodes(root)
+    while nodes:
+        check_deadline()
+        node = _weakest_link(nodes)
+        node.is_leaf = True  # children kept, so the tree can be "unpruned"
+        alphas.append(node.alpha)
+        if paths is not None:
+            errors.append(paths.error_rate(root, y_test))
+        _update_alphas(root, total)
+        nodes = _inner_nodes(root)
+    alphas.append(1.0)  # end marker
+    return alphas, errors
+
+
+def _unprune(root: _Node) -> None:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.children:
+            node.is_leaf = False
+            stack.extend(node.children)
+
+
+def _prune_to(root: _Node, alpha: float, total: float) -> None:
+    _update_alphas(root, total)
+    nodes = _inner_nodes(root)
+    while nodes:
+        node = _weakest_link(nodes)
+        if node.alpha > alpha:
+            break
+        node.is_leaf, node.children = True, None
+        _update_alphas(root, total)
+        nodes = _inner_nodes(root)
 
 
 # ---------------------------------------------------------------------------------- builders
