@@ -176,7 +176,7 @@ def _registered(registry: dict, a) -> bool:
 
 
 def mark_validated(a: np.ndarray) -> np.ndarray:
-    """Register ``a`` as checked: the caller vouches that it is a finite 2-d float64 array and stays
+    """Register ``a`` as checked: the caller vouches that it is a finite 2-d float array and stays
     finite while it lives (the label network's buffer of features and 0/1 parent labels, made from a
     checked matrix and rewritten thousands of times in a Gibbs sweep). The learners then skip
     validating it, as they skip the shared encoding."""

@@ -235,21 +235,31 @@ def preload():
 
 
 def grow(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, min_rows: int, min_weight: float,
-         unit: bool, min_obj: float = 0.0, mdl: bool = True, min_split: int = 2, max_depth: int | None = None):
+         unit: bool, min_obj: float = 0.0, mdl: bool = True, min_split: int = 2, max_depth: int | None = None,
+         order: np.ndarray | None = None):
     """(feature, threshold, left, right) of the grown tree (see the module docstring), node 0 the root and
     children after their parent; None without numba. ``X`` float32 (as scikit-learn's trees see it),
     ``y`` class codes, ``w`` weights; ``unit``: every weight is 1 (then counts are whole numbers).
     ``min_obj`` > 0: a node that fails C4.5's split test (J48's -M ``min_obj``, ``mdl`` its MDL
     correction) is left a leaf — what :func:`spaces.slc._tree_c45.apply_split_test` does to a grown tree.
     ``min_split`` (rows) and ``max_depth`` (None: unlimited) as scikit-learn's ``min_samples_split`` and
-    ``max_depth``."""
+    ``max_depth``. ``order``: every column's stable ascending row order, when known (:func:`sorted_columns`)."""
     kernel = _compiled if _loaded else preload()
     if kernel is None:
         return None
     if X.shape[0] == 0 or X.shape[1] == 0:      # nothing to split on: a single leaf
         return np.array([-2]), np.array([-2.0]), np.array([-1]), np.array([-1])
     X = np.ascontiguousarray(X, dtype=np.float32)
-    order = np.ascontiguousarray(np.argsort(X.T, axis=1, kind="stable")).astype(np.int64)
+    if order is None:
+        order = sorted_columns(X)[1]
     return kernel(X, np.asarray(y, dtype=np.int64), np.ascontiguousarray(w, dtype=np.float64), int(n_classes),
                      int(min_rows), float(min_weight), bool(unit), order, float(min_obj), bool(mdl),
                      int(min_split), -1 if max_depth is None else int(max_depth))
+
+
+def sorted_columns(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``X`` as the trees see it (float32, C order) and every column's stable ascending row order (m, n):
+    what growing needs of ``X`` alone — computed once per data view for the q labels of a binary
+    relevance (:func:`spaces.encoding.per_view`)."""
+    X32 = np.ascontiguousarray(X, dtype=np.float32)
+    return X32, np.ascontiguousarray(np.argsort(X32.T, axis=1, kind="stable")).astype(np.int64)

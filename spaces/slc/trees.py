@@ -39,12 +39,23 @@ from ggp_automl.spaces.registry import register
 
 from ._tree_c45 import apply_split_test, collapse, prune
 from ._tree_flat import LEAF, FlatTree
+from ..encoding import is_validated, mark_validated, per_view
 from ._tree_grow import grow as grow_tree
+from ._tree_grow import sorted_columns
 from ._tree_grow import preload as preload_tree_grower  # noqa: F401 - the search calls it before forking
 from ._tree_holdout import reduced_error_prune, stratified_folds
 from ._validation import fit_inputs, labels, predict_inputs
 
 _SEED_MAX = np.iinfo(np.int32).max
+
+
+def _checked_columns(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`sorted_columns` of a checked float64 matrix; its float32 copy is registered as checked too
+    when no value overflows float32 (then the trees' input checks need not run again)."""
+    X32, order = sorted_columns(X)
+    if np.isfinite(X32).all():
+        mark_validated(X32)
+    return X32, order
 
 
 def weka_k_features(n_features: int, requested: int) -> int:
@@ -57,15 +68,22 @@ class _WekaTree(ClassifierMixin, BaseEstimator):
     """Shared fitting preamble and prediction for trees held as a :class:`FlatTree`."""
 
     def _prepare(self, X, y, sample_weight):
-        """float32 ``X`` (as sklearn trees see it), class indices, weights summing to n."""
-        X, y_idx, w = fit_inputs(self, X, y, sample_weight, dtype=np.float32)
+        """float32 ``X`` (as sklearn trees see it), class indices, weights summing to n, whether they are
+        all 1, and every column's sorted row order when it is shared (None: computed when growing)."""
+        shared = None
+        if is_validated(X):
+            # a data view's shared encoding: its float32 copy and sorted columns are the same for every
+            # label of a binary relevance and every later tree on it (issue 25)
+            shared = per_view(X, "tree-columns", _checked_columns)
+        X, y_idx, w = fit_inputs(self, X if shared is None else shared[0], y, sample_weight, dtype=np.float32)
         self.n_classes_ = self.classes_.size
         w = w * (X.shape[0] / w.sum())
         keep = w > 0                      # weightless rows carry nothing (WEKA's resamples drop them)
+        order = None if shared is None else shared[1]
         if not keep.all():
-            X, y_idx, w = X[keep], y_idx[keep], w[keep]
+            X, y_idx, w, order = X[keep], y_idx[keep], w[keep], None
         unit = bool(np.allclose(w, 1.0, rtol=0.0, atol=1e-9))
-        return X, y_idx.astype(np.intp), w, unit
+        return X, y_idx.astype(np.intp), w, unit, order
 
     def _finish(self, tree: FlatTree, counts: np.ndarray, laplace: bool = False,
                 unclassified: bool = False):
@@ -139,7 +157,7 @@ class J48Classifier(_WekaTree):
             raise ValueError(f"confidence_factor must be > 0, got {self.confidence_factor!r}")
         if self.min_num_obj < 1:
             raise ValueError(f"min_num_obj must be >= 1, got {self.min_num_obj!r}")
-        X, y, w, unit = self._prepare(X, y, sample_weight)
+        X, y, w, unit, order = self._prepare(X, y, sample_weight)
         k, mno = self.n_classes_, float(self.min_num_obj)
         if unit:
             limits = {"min_samples_leaf": max(1, int(math.ceil(mno)))}
@@ -149,7 +167,8 @@ class J48Classifier(_WekaTree):
         # the same tree grown from presorted columns, C4.5's split test applied as it grows (compiled;
         # None without numba)
         grown = grow_tree(X, y, w, k, limits.get("min_samples_leaf", 1),
-                     limits.get("min_weight_fraction_leaf", 0.0) * w.sum(), unit, mno, bool(self.use_mdl_correction))
+                     limits.get("min_weight_fraction_leaf", 0.0) * w.sum(), unit, mno, bool(self.use_mdl_correction),
+                     order=order)
         if grown is not None:
             tree = FlatTree(*grown)
         else:
@@ -194,7 +213,7 @@ class REPTreeClassifier(_WekaTree):
     def fit(self, X, y, sample_weight=None):
         if not self.no_pruning and self.num_folds < 2:
             raise ValueError(f"num_folds must be >= 2 for pruning, got {self.num_folds!r}")
-        X, y, w, unit = self._prepare(X, y, sample_weight)
+        X, y, w, unit, order = self._prepare(X, y, sample_weight)
         rng = check_random_state(self.random_state)
         k, mw = self.n_classes_, float(self.min_num)
         grow = np.arange(X.shape[0])
@@ -206,7 +225,8 @@ class REPTreeClassifier(_WekaTree):
         depth = None if self.max_depth < 0 else max(1, int(self.max_depth))
         split = max(2, int(math.ceil(2 * mw))) if unit else 2
         seed = rng.randint(_SEED_MAX)                  # drawn either way: the fold stream stays the same
-        grown = grow_tree(X[grow], y[grow], w[grow], k, 1, 0.0, unit, min_split=split, max_depth=depth)
+        grown = grow_tree(X[grow], y[grow], w[grow], k, 1, 0.0, unit, min_split=split, max_depth=depth,
+                          order=None if hold.size else order)
         if grown is not None:   # compiled, from presorted columns (see J48)
             tree = FlatTree(*grown)
         else:
@@ -261,7 +281,7 @@ class RandomTreeClassifier(_WekaTree):
         if self.n_features < 0 or self.max_depth < 0:
             raise ValueError(f"n_features and max_depth must be >= 0 (0 = WEKA's default), got "
                              f"{self.n_features!r} and {self.max_depth!r}")
-        X, y, w, unit = self._prepare(X, y, sample_weight)
+        X, y, w, unit, order = self._prepare(X, y, sample_weight)
         rng = check_random_state(self.random_state)
         k, mw = self.n_classes_, float(self.min_num)
         grow = np.arange(X.shape[0])
