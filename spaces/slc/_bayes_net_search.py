@@ -6,7 +6,11 @@ WEKA's ``bayes.net.search.local`` package, with the settings the thesis (and Aut
   from the naive-Bayes graph (class → every attribute);
 * the score is WEKA's ``BAYES`` local score: a Bayesian-Dirichlet marginal likelihood with a
   constant prior count alpha = 0.5 per cell, on *unweighted* counts (as WEKA's
-  ``calcNodeScorePlain``); configurations never observed contribute exactly 0;
+  ``calcNodeScorePlain``); configurations never observed contribute exactly 0; a single-valued
+  node (an attribute MDL left in one bin) scores exactly 0 and a single-valued extra parent
+  exactly the node's current score, as in WEKA, where both come out bit-identical (otherwise
+  rounding of order 1e-14 would "improve" the score with such arcs: K2 would spend a parent
+  slot on a constant attribute, and every one-bin node would get a parent);
 * ``K2`` (data order, class first), ``HillClimber``, ``LAGDHillClimber`` (2 look-ahead steps,
   5 good operations) and ``TabuSearch`` (10 runs, tabu list 5) allow at most
   ``max_parents = 2`` parents including the class, and use arc addition and deletion (WEKA's
@@ -93,10 +97,13 @@ class ScoreData:
         hit = self._node_memo.get(key)
         if hit is not None:
             return hit
-        cfg, size = self._configs(parents)
         r = int(self.cards[node])
-        counts = np.bincount(cfg * r + self.Z[:, node], minlength=size * r).reshape(size, r)
-        score = bd_score(counts, self.alpha)
+        if r == 1:           # a single-valued node: every term cancels, WEKA's sum is exactly 0
+            score = 0.0
+        else:
+            cfg, size = self._configs(parents)
+            counts = np.bincount(cfg * r + self.Z[:, node], minlength=size * r).reshape(size, r)
+            score = bd_score(counts, self.alpha)
         self._node_memo[key] = score
         return score
 
@@ -106,15 +113,21 @@ class ScoreData:
         hit = self._row_memo.get(key)
         if hit is not None:
             return hit
-        cfg, size = self._configs(parents)
         r = int(self.cards[node])
-        a = self.alpha
-        idx = (cfg[:, None] * self.n_values + self._shifted) * r + self.Z[:, node][:, None]
-        counts = np.bincount(idx.ravel(), minlength=size * self.n_values * r)
-        counts = counts.reshape(size, self.n_values, r).astype(float)
-        per_value = ((gammaln(a + counts) - gammaln(a)).sum(axis=2)
-                     + gammaln(r * a) - gammaln(r * a + counts.sum(axis=2)))
-        scores = np.add.reduceat(per_value.sum(axis=0), self.offsets)
+        if r == 1:
+            scores = np.zeros(self.n_nodes)
+        else:
+            cfg, size = self._configs(parents)
+            a = self.alpha
+            idx = (cfg[:, None] * self.n_values + self._shifted) * r + self.Z[:, node][:, None]
+            counts = np.bincount(idx.ravel(), minlength=size * self.n_values * r)
+            counts = counts.reshape(size, self.n_values, r).astype(float)
+            per_value = ((gammaln(a + counts) - gammaln(a)).sum(axis=2)
+                         + gammaln(r * a) - gammaln(r * a + counts.sum(axis=2)))
+            scores = np.add.reduceat(per_value.sum(axis=0), self.offsets)
+            # a single-valued extra parent leaves the count table as it is: WEKA scores it
+            # bit-identically (a tie, never an improvement); the sum above differs by rounding
+            scores[self.cards == 1] = self.node_score(node, parents)
         scores[node] = -np.inf
         for p in parents:
             scores[p] = -np.inf

@@ -271,5 +271,8 @@ def naive_bayes_multinomial(p: Params):
 
 @register("BayesNet", kind="slc")
 def bayes_net(p: Params):
-    """BayesNet: <bnc_search> ∈ TAN | K2 | HillClimber | LAGDHillClimber | SimulatedAnnealing | TabuSearch."""
+    """BayesNet: <bnc_search> ∈ TAN | K2 | HillClimber | LAGDHillClimber | SimulatedAnnealing | TabuSearch.
+
+    At most 2 parents including the class (search-space notes §1.1.6), i.e. WEKA's ``-Q <search> -- -P 2``;
+    WEKA's own default ``K2 -P 1`` is naive Bayes over the discretised attributes (grammars/README.md §7)."""
     return WekaBayesNet(search=p.cat("bnc_search"), max_parents=2, random_state=p.random_state)
