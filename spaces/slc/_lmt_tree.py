@@ -16,7 +16,7 @@ import numpy as np
 from ggp_automl.spaces.deadline import check_deadline
 
 from ._logitboost import (N_FOLDS, SMALL, Z_MAX, _block_coefficients, _Boost, _boost_fixed, _coefficients,
-                          _LogitBoost, _select_by_aic, _select_by_cv, _softmax)
+                          _design, _LogitBoost, _select_by_aic, _select_by_cv, _softmax)
 
 
 def _sorted_columns(Xn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -169,6 +169,7 @@ class _LMTGrower:
         self._left = np.zeros(X.shape[0], dtype=bool)  # scratch: a row goes left
         self._order = np.argsort(self.XT, axis=1, kind="stable")  # (m, n): rows by each attribute
         self._xt_base = np.arange(X.shape[1])[:, None] * X.shape[0]  # flat index of XT's rows
+        self._design = _design(X)  # [1, X, X²]ᵀ of all rows, for the boosting batches
 
     def _new_node(self, rows, B, b, higher, iterations) -> tuple[_Node, np.ndarray]:
         F = self.X[rows] @ B + b
@@ -207,7 +208,8 @@ class _LMTGrower:
             bounds = list(zip((ends - [entries[i][0].size for i in boosted]).tolist(), ends.tolist()))
             Xc = X[cat]
             F0 = np.vstack([Xc[s:e] @ entries[i][1] + entries[i][2] for i, (s, e) in zip(boosted, bounds)])
-            lb = _Boost(Xc, yi[cat], k, None, F0, float(self.est.weight_trim_beta), bounds)
+            lb = _Boost(Xc, yi[cat], k, None, F0, float(self.est.weight_trim_beta), bounds,
+                        XXT=self._design[:, cat])
             for _ in range(self.fixed):
                 check_deadline()
                 if not lb.step():

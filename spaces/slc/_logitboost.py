@@ -38,11 +38,10 @@ SMALL_BLOCK = 100
 class _Boost:
     """LogitBoost on G disjoint blocks of rows at once, each warm-started from its rows of ``F0``.
 
-    The blocks are the nodes of one LMT tree level (or one training set, G = 1): every
-    elementwise step runs once over all the rows, and only the per-block sums Σw, Σwz, Σwx,
-    Σwzx and Σwx² are two matrix-vector products per block ([1, X, X²]ᵀ·w and [1, X]ᵀ·wz), or,
-    for all the small blocks together, two sparse products. With two
-    classes only class 1's regressions are fitted: class 0's working response is exactly the
+    The blocks are e.g. the nodes of one LMT tree level: every elementwise step runs once over
+    all the rows, and only the per-block sums Σw, Σwz, Σwx, Σwzx and Σwx² are two matrix-vector
+    products per block ([1, X, X²]ᵀ·w and [1, X]ᵀ·wz), or, for all the small blocks together,
+    two sparse products. With two classes only class 1's regressions are fitted: class 0's working response is exactly the
     negation of class 1's with the same weights, so its regression is the mirror image (same
     attribute, negated slope and intercept) — what WEKA computes, up to rounding.
     ``steps`` holds one (attribute, slope, intercept) triple of (G, C) arrays per iteration
@@ -51,17 +50,14 @@ class _Boost:
     """
 
     def __init__(self, X: np.ndarray, yi: np.ndarray, k: int, sw, F0: np.ndarray,
-                 weight_trim_beta: float, bounds: list[tuple[int, int]] | None = None):
+                 weight_trim_beta: float, bounds: list[tuple[int, int]] | None = None, XXT=None):
         n, m = X.shape
         self.X, self.yi, self.k, self.m = np.ascontiguousarray(X), yi, k, m
         self.sw = np.ones(n) if sw is None else sw
         self._sw_row = None if sw is None or np.all(sw == 1.0) else sw
         self.beta = float(weight_trim_beta)
         self.bounds = [(0, n)] if bounds is None else bounds
-        self.XXT = np.empty((2 * m + 1, n))  # [1, X, X²]ᵀ: a block's columns stream fastest
-        self.XXT[0] = 1.0
-        self.XXT[1:m + 1] = X.T
-        np.multiply(self.XXT[1:m + 1], self.XXT[1:m + 1], out=self.XXT[m + 1:])
+        self.XXT = _design(X) if XXT is None else XXT  # [1, X, X²]ᵀ: a block's columns stream fastest
         self.C = 1 if k == 2 else k
         self._cls = slice(k - self.C, k)
         self._Yc = (yi[None, :] == np.arange(k)[self._cls, None]).astype(float)  # (C, n)
@@ -191,6 +187,16 @@ class _LogitBoost(_Boost):
         _add_increment(F, X, *self.steps[-1][:3])
 
 
+def _design(X: np.ndarray) -> np.ndarray:
+    """[1, X, X²]ᵀ (2m+1, n), the rows the weighted sums are taken of."""
+    m = X.shape[1]
+    XXT = np.empty((2 * m + 1, X.shape[0]))
+    XXT[0] = 1.0
+    XXT[1:m + 1] = X.T
+    np.multiply(XXT[1:m + 1], XXT[1:m + 1], out=XXT[m + 1:])
+    return XXT
+
+
 def _softmax(F: np.ndarray) -> np.ndarray:
     E = np.exp(F - F.max(axis=1, keepdims=True))
     E /= E.sum(axis=1, keepdims=True)
@@ -275,17 +281,9 @@ def _add_scores(F: np.ndarray, f: np.ndarray) -> None:
 
 
 def _coefficients(history, m: int, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The linear model ``F = X·B + b`` of a list of iterations."""
-    B, b = np.zeros((m, k)), np.zeros(k)
-    if not history:
-        return B, b
-    D = (np.eye(k) - 1.0 / k) * ((k - 1) / k)  # centring and (K−1)/K shrinkage
-    attrs = np.concatenate([h[0] for h in history])
-    slopes = np.concatenate([h[1] for h in history])
-    classes = np.tile(np.arange(k), len(history))
-    np.add.at(B, attrs, slopes[:, None] * D[classes])
-    b += np.sum([h[2] for h in history], axis=0) @ D
-    return B, b
+    """The linear model ``F = X·B + b`` of a list of iterations (K-vector triples)."""
+    B, b = _block_coefficients([(a[None], s[None], i[None]) for a, s, i in history], 1, m, k)
+    return B[0], b[0]
 
 
 def _block_coefficients(steps, G: int, m: int, k: int) -> tuple[np.ndarray, np.ndarray]:
