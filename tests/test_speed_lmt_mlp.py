@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 
-from ggp_automl.spaces.slc import _functions_mlp, _lmt_tree, _logitboost
+from ggp_automl.spaces.slc import _functions_mlp, _lmt_tree, _logitboost, logistic
 from ggp_automl.spaces.slc._functions_mlp import WekaMultilayerPerceptron, _sigmoid_inplace
 from ggp_automl.spaces.slc.logistic import WekaLMT, WekaSimpleLogistic
 
@@ -33,7 +33,7 @@ def _reference_step(X, Y, F, beta):
     if beta > 0:
         keep = _logitboost._trim_mask(W, beta)
         W, WZ = W * keep, WZ * keep
-    fit = _logitboost._simple_regressions(np.hstack([X, X * X]), X.shape[1], W, WZ)
+    fit = logistic._simple_regressions(np.hstack([X, X * X]), X.shape[1], W, WZ)
     if fit is None:
         return None
     attr, slope, intercept = fit
@@ -105,12 +105,15 @@ def _reference_cv(X, yi, k, sw, F0, max_iter, on_probabilities, beta, rng) -> in
     return _logitboost._best_iteration(list(errors), completed)
 
 
+@pytest.mark.parametrize("batch_bytes", [2**27, 1, 30_000])  # all folds, one, or two per batch
 @pytest.mark.parametrize("stop", [0, 2, 6, 50])
 @pytest.mark.parametrize("k,n,max_iter,eop,beta", [(2, 150, 200, False, 0.0), (3, 120, 40, True, 0.0),
                                                    (2, 12, 30, False, 0.0), (2, 90, 60, False, 0.8),
                                                    (2, 60, 30, False, 0.95), (3, 60, 30, False, 0.9)])
-def test_side_by_side_folds_stop_where_sequential_folds_do(monkeypatch, stop, k, n, max_iter, eop, beta):
+def test_side_by_side_folds_stop_where_sequential_folds_do(monkeypatch, batch_bytes, stop, k, n, max_iter,
+                                                           eop, beta):
     monkeypatch.setattr(_logitboost, "HEURISTIC_STOP", stop)
+    monkeypatch.setattr(_logitboost, "BATCH_BYTES", batch_bytes)
     for seed in range(3):
         X, y = data(k, n=n, seed=seed)
         sw = np.random.default_rng(seed).uniform(0.5, 2.0, n)
@@ -204,7 +207,10 @@ def _node_scores(node, X, rows):
 
 @pytest.mark.parametrize("k,options", [(2, {}), (3, {}), (2, {"split_on_residuals": True}),
                                        (2, {"weight_trim_beta": 0.2, "min_num_instances": 8})])
-def test_trees_grown_by_levels_match_depth_first(k, options):
+@pytest.mark.parametrize("batch_bytes", [2**27, 1])  # a level in one batch, or one node per batch
+def test_trees_grown_by_levels_match_depth_first(monkeypatch, batch_bytes, k, options):
+    monkeypatch.setattr(_logitboost, "BATCH_BYTES", batch_bytes)
+    monkeypatch.setattr(_lmt_tree, "BATCH_BYTES", batch_bytes)
     X, y = data(k, n=240, seed=11)
     est = WekaLMT(**options)
     row_sets = [np.sort(np.random.default_rng(s).choice(240, 190, replace=False)) for s in range(3)]

@@ -15,8 +15,9 @@ import numpy as np
 
 from ggp_automl.spaces.deadline import check_deadline
 
-from ._logitboost import (N_FOLDS, SMALL, Z_MAX, _block_coefficients, _Boost, _boost_fixed, _coefficients,
-                          _design, _LogitBoost, _select_by_aic, _select_by_cv, _softmax)
+from ._logitboost import (BATCH_BYTES, N_FOLDS, SMALL, Z_MAX, _batches, _block_coefficients, _Boost,
+                          _boost_fixed, _coefficients, _design, _LogitBoost, _select_by_aic, _select_by_cv,
+                          _softmax)
 
 
 def _sorted_columns(Xn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -169,7 +170,8 @@ class _LMTGrower:
         self._left = np.zeros(X.shape[0], dtype=bool)  # scratch: a row goes left
         self._order = np.argsort(self.XT, axis=1, kind="stable")  # (m, n): rows by each attribute
         self._xt_base = np.arange(X.shape[1])[:, None] * X.shape[0]  # flat index of XT's rows
-        self._design = _design(X)  # [1, X, X²]ᵀ of all rows, for the boosting batches
+        # [1, X, X²]ᵀ of all rows, gathered for the boosting batches (if it is not too large)
+        self._design = _design(X) if X.size * 2 * 8 <= BATCH_BYTES else None
 
     def _new_node(self, rows, B, b, higher, iterations) -> tuple[_Node, np.ndarray]:
         F = self.X[rows] @ B + b
@@ -198,32 +200,36 @@ class _LMTGrower:
 
     def _level_models(self, entries) -> list[tuple[_Node, np.ndarray]]:
         """The models of one level's nodes, each boosted ``fixed`` times from its parent's
-        model on its rows (nodes under 5 rows keep the parent's), all in one :class:`_Boost`."""
+        model on its rows (nodes under 5 rows keep the parent's), together in one
+        :class:`_Boost` (or a few, see :func:`_batches`)."""
         X, yi, k, m = self.X, self.yi, self.k, self.X.shape[1]
         boosted = [i for i, (rows, *_) in enumerate(entries) if rows.size >= N_FOLDS]
-        block = {i: j for j, i in enumerate(boosted)}
-        if boosted:
-            cat = np.concatenate([entries[i][0] for i in boosted])
-            ends = np.cumsum([entries[i][0].size for i in boosted])
-            bounds = list(zip((ends - [entries[i][0].size for i in boosted]).tolist(), ends.tolist()))
+        fitted = {}  # entry -> (ΔB, Δb, iterations)
+        for batch in _batches([entries[i][0].size for i in boosted], m):
+            batch = [boosted[j] for j in batch]
+            sizes = np.array([entries[i][0].size for i in batch])
+            ends = np.cumsum(sizes)
+            bounds = list(zip((ends - sizes).tolist(), ends.tolist()))
+            cat = np.concatenate([entries[i][0] for i in batch])
             Xc = X[cat]
-            F0 = np.vstack([Xc[s:e] @ entries[i][1] + entries[i][2] for i, (s, e) in zip(boosted, bounds)])
+            F0 = np.vstack([Xc[s:e] @ entries[i][1] + entries[i][2] for i, (s, e) in zip(batch, bounds)])
             lb = _Boost(Xc, yi[cat], k, None, F0, float(self.est.weight_trim_beta), bounds,
-                        XXT=self._design[:, cat])
+                        XXT=None if self._design is None else self._design[:, cat])
             for _ in range(self.fixed):
                 check_deadline()
                 if not lb.step():
                     break
-            dB, db = _block_coefficients(lb.steps, len(boosted), m, k)
+            dB, db = _block_coefficients(lb.steps, len(batch), m, k)
             iterations = np.sum([s[3] for s in lb.steps], axis=0, dtype=int) if lb.steps else \
-                np.zeros(len(boosted), dtype=int)
+                np.zeros(len(batch), dtype=int)
+            fitted.update({i: (dB[j], db[j], int(iterations[j])) for j, i in enumerate(batch)})
         out = []
         for i, (rows, B, b, higher) in enumerate(entries):
-            j = block.get(i)
-            if j is None:
-                out.append(self._new_node(rows, B, b, higher, 0))
+            if i in fitted:
+                dB, db, iterations = fitted[i]
+                out.append(self._new_node(rows, B + dB, b + db, higher, iterations))
             else:
-                out.append(self._new_node(rows, B + dB[j], b + db[j], higher, int(iterations[j])))
+                out.append(self._new_node(rows, B, b, higher, 0))
         return out
 
     def _split(self, rows, F, order):

@@ -32,6 +32,8 @@ HEURISTIC_STOP = 50
 SMALL = 1e-6
 #: blocks of fewer rows get their sums from one sparse product, not a matrix product each
 SMALL_BLOCK = 100
+#: the most memory one boosting batch's copy of [1, X, X²] may take (more blocks: several batches)
+BATCH_BYTES = 2**27
 
 
 # ------------------------------------------------------------------------------ the booster
@@ -243,15 +245,6 @@ def _regressions(Sw: np.ndarray, Swz: np.ndarray, m: int):
     return attr.reshape(G, C), slope.reshape(G, C), intercept.reshape(G, C), ok
 
 
-def _simple_regressions(XX: np.ndarray, m: int, W: np.ndarray, WZ: np.ndarray):
-    """:func:`_regressions` of one block with ``XX`` = [X, X²], weights ``W`` and ``WZ`` = w·z;
-    (attribute, slope, intercept) K-vectors, or None if some class has no usable attribute."""
-    Sw = np.hstack([W.sum(axis=0)[:, None], W.T @ XX])
-    Swz = np.hstack([WZ.sum(axis=0)[:, None], WZ.T @ XX[:, :m]])
-    attr, slope, intercept, ok = _regressions(Sw[None], Swz[None], m)
-    return (attr[0], slope[0], intercept[0]) if ok[0] else None
-
-
 def _all_classes(attr, slope, intercept):
     """The fitted classes' regressions as all K classes' (K = 2: class 0 mirrors class 1)."""
     if attr.shape[-1] > 1:
@@ -324,23 +317,6 @@ def _best_iteration(errors: list[float], last: int) -> int:
     return int(np.argmin(np.asarray(errors[:last + 1])))
 
 
-def _select_by_training_error(lb: _LogitBoost, max_iter: int, on_probabilities: bool) -> int:
-    errors = [_error(lb.F, lb.yi, lb.sw, on_probabilities)]
-    no_min, last_min = 0, np.inf
-    while len(lb.history) < max_iter:
-        check_deadline()
-        if not lb.step():
-            break
-        errors.append(_error(lb.F, lb.yi, lb.sw, on_probabilities))
-        if no_min > HEURISTIC_STOP:
-            break
-        if errors[-1] < last_min:
-            last_min, no_min = errors[-1], 0
-        else:
-            no_min += 1
-    return _best_iteration(errors, len(lb.history))
-
-
 def _select_by_aic(lb: _LogitBoost, max_iter: int, n_parameters: float) -> int:
     """AIC = 2·NLL + 2·(parameters of the parent models + iterations)."""
     best, best_it, no_min = np.inf, 0, 0
@@ -383,44 +359,55 @@ def _select_by_cv(X, yi, k, sw, F0, max_iter, on_probabilities, beta, rng) -> in
     to the running sums, stops at its own heuristic stop on those sums (folds 0..f), when it
     finds no attribute, or at the last iteration of an earlier fold, and the best iteration
     is sought up to the shortest fold's. Here the folds boost side by side (one :class:`_Boost`
-    block each), processed in fold order within an iteration with the same rules, and all stop
-    at the first fold's end: no later iteration can change the result (every sum and every
-    stopping decision up to the shortest length depends only on iterations up to it).
+    block each; as many folds at a time as :func:`_batches` allows), processed in fold order
+    within an iteration with the same rules, and all stop at the first fold's end: no later
+    iteration can change the result (every sum and every stopping decision up to the
+    shortest length depends only on iterations up to it).
     """
     splits = _folds(yi, rng)
     if not splits:
         return 0
-    sizes = np.array([train.size for train, _ in splits])
-    ends = np.cumsum(sizes)
-    rows = np.concatenate([train for train, _ in splits])
-    lb = _Boost(X[rows], yi[rows], k, sw[rows], F0[rows], beta,
-                list(zip((ends - sizes).tolist(), ends.tolist())))
     tests = [(X[test], F0[test].copy(), yi[test], sw[test]) for _, test in splits]
     errors = np.zeros(max_iter + 1)
     for X_test, F_test, y_test, w_test in tests:
         errors[0] += _error(F_test, y_test, w_test, on_probabilities)
-    no_min, last_min = np.zeros(len(splits), dtype=int), np.full(len(splits), np.inf)
-    it, completed = 0, max_iter
-    while it < completed:
-        check_deadline()
-        lb.step()
-        it += 1
-        for f in range(len(splits)):
-            if not lb.active[f]:  # no attribute left: the fold ends before this iteration
-                completed = min(completed, it - 1)
-                continue
-            X_test, F_test, y_test, w_test = tests[f]
-            _add_increment(F_test, X_test, *(a[f:f + 1] for a in lb.steps[-1][:3]))
-            errors[it] += _error(F_test, y_test, w_test, on_probabilities)
-            if no_min[f] > HEURISTIC_STOP:
-                completed = min(completed, it)
-            elif errors[it] < last_min[f]:
-                last_min[f], no_min[f] = errors[it], 0
-            else:
-                no_min[f] += 1
+    completed = max_iter
+    for folds in _batches([train.size for train, _ in splits], X.shape[1]):
+        sizes = np.array([splits[f][0].size for f in folds])
+        ends = np.cumsum(sizes)
+        rows = np.concatenate([splits[f][0] for f in folds])
+        lb = _Boost(X[rows], yi[rows], k, sw[rows], F0[rows], beta,
+                    list(zip((ends - sizes).tolist(), ends.tolist())))
+        no_min, last_min = np.zeros(len(folds), dtype=int), np.full(len(folds), np.inf)
+        it = 0
+        while it < completed:
+            check_deadline()
+            lb.step()
+            it += 1
+            for j, f in enumerate(folds):
+                if not lb.active[j]:  # no attribute left: the fold ends before this iteration
+                    completed = min(completed, it - 1)
+                    continue
+                X_test, F_test, y_test, w_test = tests[f]
+                _add_increment(F_test, X_test, *(a[j:j + 1] for a in lb.steps[-1][:3]))
+                errors[it] += _error(F_test, y_test, w_test, on_probabilities)
+                if no_min[j] > HEURISTIC_STOP:
+                    completed = min(completed, it)
+                elif errors[it] < last_min[j]:
+                    last_min[j], no_min[j] = errors[it], 0
+                else:
+                    no_min[j] += 1
     return _best_iteration(list(errors), completed)
 
 
-def _decision(F: np.ndarray) -> np.ndarray:
-    """scikit-learn's convention: the log-odds of classes_[1] for two classes, else F."""
-    return F[:, 1] - F[:, 0] if F.shape[1] == 2 else F
+def _batches(sizes, m: int) -> list[list[int]]:
+    """Consecutive groups of the blocks of ``sizes`` rows whose [1, X, X²] copy stays within
+    BATCH_BYTES (at least one block each): a bound on the memory of a boosting batch."""
+    groups, rows = [[]], 0
+    for i, size in enumerate(sizes):
+        if groups[-1] and (rows + size) * (2 * m + 1) * 8 > BATCH_BYTES:
+            groups.append([])
+            rows = 0
+        groups[-1].append(i)
+        rows += size
+    return groups

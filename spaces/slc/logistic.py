@@ -20,13 +20,44 @@ from ggp_automl.spaces.registry import register
 
 from ._functions_common import column_means, fill_missing
 from ._lmt_tree import _LMTGrower, _Node
-from ._logitboost import (_boost_fixed, _coefficients, _decision, _folds, _LogitBoost, _select_by_aic,
-                          _select_by_cv, _select_by_training_error, _softmax)
+from ._logitboost import (HEURISTIC_STOP, _best_iteration, _boost_fixed, _coefficients, _error, _folds,
+                          _LogitBoost, _regressions, _select_by_aic, _select_by_cv, _softmax)
 from ._validation import ReplacesMissingValues, fit_inputs, labels, predict_inputs
 
 # the tests reach these helpers through this module
 from ._lmt_tree import _c45_split  # noqa: E402,F401
-from ._logitboost import _simple_regressions, _trim_mask  # noqa: E402,F401
+from ._logitboost import _trim_mask  # noqa: E402,F401
+
+
+def _decision(F: np.ndarray) -> np.ndarray:
+    """scikit-learn's convention: the log-odds of classes_[1] for two classes, else F."""
+    return F[:, 1] - F[:, 0] if F.shape[1] == 2 else F
+
+
+def _simple_regressions(XX: np.ndarray, m: int, W: np.ndarray, WZ: np.ndarray):
+    """:func:`_regressions` of one block with ``XX`` = [X, X²], weights ``W`` and ``WZ`` = w·z;
+    (attribute, slope, intercept) K-vectors, or None if some class has no usable attribute."""
+    Sw = np.hstack([W.sum(axis=0)[:, None], W.T @ XX])
+    Swz = np.hstack([WZ.sum(axis=0)[:, None], WZ.T @ XX[:, :m]])
+    attr, slope, intercept, ok = _regressions(Sw[None], Swz[None], m)
+    return (attr[0], slope[0], intercept[0]) if ok[0] else None
+
+
+def _select_by_training_error(lb: _LogitBoost, max_iter: int, on_probabilities: bool) -> int:
+    errors = [_error(lb.F, lb.yi, lb.sw, on_probabilities)]
+    no_min, last_min = 0, np.inf
+    while len(lb.history) < max_iter:
+        check_deadline()
+        if not lb.step():
+            break
+        errors.append(_error(lb.F, lb.yi, lb.sw, on_probabilities))
+        if no_min > HEURISTIC_STOP:
+            break
+        if errors[-1] < last_min:
+            last_min, no_min = errors[-1], 0
+        else:
+            no_min += 1
+    return _best_iteration(errors, len(lb.history))
 
 
 class WekaSimpleLogistic(ReplacesMissingValues, ClassifierMixin, BaseEstimator):
