@@ -301,26 +301,23 @@ class _PathPredictions:
 
     def __init__(self, root: _Node, X: np.ndarray, n_nodes: int):
         n = X.shape[0]
-        nodes, preds = [[] for _ in range(n)], [[] for _ in range(n)]
-        stack = [(root, np.arange(n))]
+        visits = []  # (depth, rows, node id, the node model's predictions on the rows)
+        stack = [(root, np.arange(n), 0)]
         while stack:
-            node, rows = stack.pop()
+            node, rows, depth = stack.pop()
             if rows.size == 0:
                 continue
-            pred = np.argmax(X[rows] @ node.coef + node.intercept, axis=1)
-            for r, p in zip(rows, pred):
-                nodes[r].append(node.node_id)
-                preds[r].append(p)
+            visits.append((depth, rows, node.node_id, np.argmax(X[rows] @ node.coef + node.intercept, axis=1)))
             if node.children:
                 left = X[rows, node.attr] <= node.threshold
-                stack.append((node.children[0], rows[left]))
-                stack.append((node.children[1], rows[~left]))
-        depth = max(len(p) for p in nodes)
+                stack.append((node.children[0], rows[left], depth + 1))
+                stack.append((node.children[1], rows[~left], depth + 1))
+        depth = max(v[0] for v in visits) + 1
         self.node_ids = np.full((n, depth), -1)
         self.preds = np.zeros((n, depth), dtype=int)
-        for r in range(n):
-            self.node_ids[r, :len(nodes[r])] = nodes[r]
-            self.preds[r, :len(preds[r])] = preds[r]
+        for d, rows, node_id, pred in visits:
+            self.node_ids[rows, d] = node_id
+            self.preds[rows, d] = pred
         self.n_nodes = n_nodes
 
     def error_rate(self, root: _Node, y: np.ndarray) -> float:
