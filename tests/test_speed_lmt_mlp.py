@@ -301,3 +301,16 @@ def test_mlp_batch_loop_matches_the_plain_loop(options, weighted):
 def test_mlp_hidden_bias_unit_is_exactly_one():
     a = np.full(4, _functions_mlp.BIAS_NET, dtype=np.float32)
     assert np.all(_sigmoid_inplace(a) == 1.0)
+
+
+def test_lmt_in_small_batches_equals_one_batch(monkeypatch):
+    """The memory bound (BATCH_BYTES: trees, nodes and folds split over several batches)
+    changes nothing but the grouping."""
+    X, y = data(2, n=260, seed=8)
+    ref = WekaLMT(min_num_instances=10).fit(X, y)
+    for name in ("_logitboost", "_lmt_tree"):
+        monkeypatch.setattr(globals()[name], "BATCH_BYTES", 20_000)
+    small = WekaLMT(min_num_instances=10).fit(X, y)
+    assert small.n_leaves_unpruned_ == ref.n_leaves_unpruned_ > 3
+    assert small.fixed_iterations_ == ref.fixed_iterations_
+    assert np.allclose(small.predict_proba(X), ref.predict_proba(X), atol=1e-9)

@@ -205,7 +205,7 @@ class _LMTGrower:
         X, yi, k, m = self.X, self.yi, self.k, self.X.shape[1]
         boosted = [i for i, (rows, *_) in enumerate(entries) if rows.size >= N_FOLDS]
         fitted = {}  # entry -> (ΔB, Δb, iterations)
-        for batch in _batches([entries[i][0].size for i in boosted], m):
+        for batch in _batches([entries[i][0].size for i in boosted], (2 * m + 1) * 8):  # [1, X, X²]
             batch = [boosted[j] for j in batch]
             sizes = np.array([entries[i][0].size for i in batch])
             ends = np.cumsum(sizes)
@@ -261,8 +261,9 @@ class _LMTGrower:
         node.children, node.is_leaf = [], False
         self._left[rows] = go_left
         left = self._left[order]
-        m = order.shape[0]
-        return [(rows[go_left], order[left].reshape(m, -1)), (rows[~go_left], order[~left].reshape(m, -1))]
+        m, may_split = order.shape[0], int(self.est.min_num_instances)
+        return [(part, order[side].reshape(m, -1) if part.size > may_split else None)  # no order: a leaf
+                for part, side in ((rows[go_left], left), (rows[~go_left], ~left))]
 
     def _subset_order(self, rows) -> np.ndarray:
         """(m, rows.size): ``rows`` sorted by every attribute (ties in row order)."""
@@ -274,12 +275,17 @@ class _LMTGrower:
         return self.grow_all([rows])[0]
 
     def grow_all(self, row_sets) -> list[_Node]:
-        """One tree on each set of (ascending) row indices."""
+        """One tree on each set of (ascending) row indices; with a fixed number of iterations,
+        as many trees together as keep their nodes' sorted orders (8 bytes per row and
+        attribute) within BATCH_BYTES."""
         m, k = self.X.shape[1], self.k
-        starts = [(rows, self._subset_order(rows), np.zeros((m, k)), np.zeros(k)) for rows in row_sets]
-        if self.fixed > 0:
-            return self._grow_by_levels(starts)
-        return [self._grow_depth_first(*start) for start in starts]
+
+        def start(rows):
+            return rows, self._subset_order(rows), np.zeros((m, k)), np.zeros(k)
+        if self.fixed <= 0:
+            return [self._grow_depth_first(*start(rows)) for rows in row_sets]
+        groups = _batches([rows.size for rows in row_sets], m * 8)
+        return [root for group in groups for root in self._grow_by_levels([start(row_sets[i]) for i in group])]
 
     def _grow_depth_first(self, rows, order, B, b) -> _Node:
         root, F = self._node_model(rows, B, b, 0.0)

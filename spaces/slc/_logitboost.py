@@ -372,7 +372,7 @@ def _select_by_cv(X, yi, k, sw, F0, max_iter, on_probabilities, beta, rng) -> in
     for X_test, F_test, y_test, w_test in tests:
         errors[0] += _error(F_test, y_test, w_test, on_probabilities)
     completed = max_iter
-    for folds in _batches([train.size for train, _ in splits], X.shape[1]):
+    for folds in _batches([train.size for train, _ in splits], (2 * X.shape[1] + 1) * 8):  # [1, X, X²]
         sizes = np.array([splits[f][0].size for f in folds])
         ends = np.cumsum(sizes)
         rows = np.concatenate([splits[f][0] for f in folds])
@@ -400,12 +400,12 @@ def _select_by_cv(X, yi, k, sw, F0, max_iter, on_probabilities, beta, rng) -> in
     return _best_iteration(list(errors), completed)
 
 
-def _batches(sizes, m: int) -> list[list[int]]:
-    """Consecutive groups of the blocks of ``sizes`` rows whose [1, X, X²] copy stays within
-    BATCH_BYTES (at least one block each): a bound on the memory of a boosting batch."""
+def _batches(sizes, row_bytes: int) -> list[list[int]]:
+    """Consecutive groups of the blocks of ``sizes`` rows that take at most BATCH_BYTES at
+    ``row_bytes`` per row (at least one block each): a bound on the memory of a batch."""
     groups, rows = [[]], 0
     for i, size in enumerate(sizes):
-        if groups[-1] and (rows + size) * (2 * m + 1) * 8 > BATCH_BYTES:
+        if groups[-1] and (rows + size) * row_bytes > BATCH_BYTES:
             groups.append([])
             rows = 0
         groups[-1].append(i)
