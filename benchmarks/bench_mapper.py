@@ -77,14 +77,17 @@ def main() -> None:
         lines.append(f"| {name} | {registry[name].kind} | {shown} | {status} |")
         print(lines[-1], flush=True)
 
-    grammar = parse_grammar("<Start> ::= BR <slc> PCut1\n<slc> ::= NaiveBayes <nb> | RandomForest <nt>\n"
-                            "<nb> ::= EMPTY\n<nt> ::= RANDOM-INT(2, 256)  #@ type=int default=100\n", "bench.bnf")
+    grammar = parse_grammar("<Start> ::= BR <slc> <pred_tshd>\n<slc> ::= NaiveBayes <nb> | RandomForest <nt>\n"
+                            "<nb> ::= EMPTY\n<nt> ::= RANDOM-INT(2, 256)  #@ type=int default=100\n"
+                            "<pred_tshd> ::= PCut1 | PCutL  #@ type=cat default=PCut1\n", "bench.bnf")
     bound = grammar.bind()
     lines += ["", "| candidate | runs | median fit+predict (s) | median overhead (ms) | overhead / total |",
               "|---|---|---|---|---|"]
     for phenotype, runs in (("BR NaiveBayes PCut1", 30), ("BR RandomForest 60 PCut1", 5)):
         tree = parse_phenotype(phenotype, bound)
         results = [evaluate_candidate(tree, grammar, split, limits) for _ in range(runs)]
+        if not all(r.ok for r in results):      # a failed candidate has no fit to measure overhead against
+            raise SystemExit(f"{phenotype}: {next(r for r in results if not r.ok).reason}")
         work = statistics.median(r.fit_time + r.predict_time for r in results)
         over = statistics.median(r.overhead for r in results)
         lines.append(f"| {phenotype} | {runs} | {work:.3f} | {over * 1000:.1f} | {over / (over + work):.1%} |")
