@@ -57,8 +57,12 @@ from .timekeeper import TimeKeeper
 FINAL_VIEW = "final"
 #: the status of a candidate the runtime screen did not start (:mod:`ggp_automl.search.runtime`)
 SKIPPED = "skipped"
-#: a new candidate predicted to take at most this long on the full view skips the screening rungs
-DIRECT_SECONDS = 1.0
+#: a new candidate predicted to take at most this long on the full view skips the screening rungs. Only
+#: the fixed cost of an evaluation (a few ms) makes that pay: with η = 3, screening a candidate of full cost
+#: F + 3v (fixed F, v per third of the rows) costs F + v, plus F + 3v for the third promoted; starting it
+#: on the full view costs F + 3v, which is less only when v < F/3 (a grid with 1 s started more full
+#: evaluations and made fewer per minute)
+DIRECT_SECONDS = 0.05
 
 
 def algorithms(phenotype: str) -> set[str]:
