@@ -70,6 +70,8 @@ class AugmentedRows:
         self.X = X
         self.max_parents = int(max_parents)
         self._buffer = None
+        #: id(model) -> (model, its appended scorer over these rows or None)
+        self.scorers: dict[int, tuple] = {}
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -90,7 +92,7 @@ class AugmentedRows:
     def scorer(self, model):
         """The model's ``appended_scorer`` over these rows (the features' part of its score computed
         once, kept per model), or None when it has none."""
-        cache = self.__dict__.setdefault("scorers", {})
+        cache = self.scorers
         hit = cache.get(id(model))
         if hit is None or hit[0] is not model:
             make = getattr(model, "appended_scorer", None)
