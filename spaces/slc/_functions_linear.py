@@ -150,8 +150,7 @@ class WekaLogistic(ReplacesMissingValues, ClassifierMixin, BaseEstimator):
             warnings.simplefilter("ignore", ConvergenceWarning)
             self.model_.fit((X - self.center_) / self.scale_, yi, sample_weight=w)
         self.n_iter_ = self.model_.n_iter_
-        self.folded_ = None
-        self.folded_ = self._folded_weights()
+        self.folded_ = self._fold()
         return self
 
     def _z(self, X):
@@ -167,13 +166,15 @@ class WekaLogistic(ReplacesMissingValues, ClassifierMixin, BaseEstimator):
         return X @ coef + intercept
 
     def _folded_weights(self) -> tuple[np.ndarray, np.ndarray]:
-        """(M, 1 or K) weights and intercepts on the raw attributes: the standardisation folded in, one
-        matrix product per prediction (a Gibbs sweep or a chain search predicts thousands of times)."""
-        folded = self.__dict__.get("folded_")
-        if folded is None:           # a model pickled before they were kept
-            coef = (self.model_.coef_ / self.scale_).T
-            folded = (coef, self.model_.intercept_ - self.center_ @ coef)
-        return folded
+        """(M, 1 or K) weights and intercepts on the raw attributes (a model pickled before they were kept
+        computes them)."""
+        return self.__dict__.get("folded_") or self._fold()
+
+    def _fold(self) -> tuple[np.ndarray, np.ndarray]:
+        """The standardisation folded into the weights: one matrix product per prediction (a Gibbs sweep
+        or a chain search predicts thousands of times)."""
+        coef = (self.model_.coef_ / self.scale_).T
+        return coef, self.model_.intercept_ - self.center_ @ coef
 
     @property
     def coef_(self) -> np.ndarray:
