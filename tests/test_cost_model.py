@@ -141,6 +141,21 @@ def test_no_verdict_before_enough_evidence_then_only_far_above_the_limit():
     assert model.verdict(fast, 5.0) is None and model.verdict(slow, 500.0) is None
 
 
+def test_the_verdict_is_at_the_predicted_median_whatever_the_spread():
+    """Skipped when more likely than not to be stopped (the median above the limit), started below it,
+    however uncertain the prediction: an uncertain candidate above its limit would still hold a worker
+    for about the whole limit."""
+    model = CostModel()
+    slow, fast = features("C 50", SHAPE, "AC"), features("A 50", SHAPE, "AC")
+    for i in range(cm.MIN_EVIDENCE):
+        model.observe(slow if i % 3 == 0 else fast, "ok", 8.0 if i % 3 == 0 else 0.5, None)
+    median, spread = model.predict_seconds(slow), model.predict_log(slow)[1]
+    assert spread > 0.25  # not a confident prediction
+    assert model.verdict(slow, 1.1 * median) is None
+    reason = model.verdict(slow, 0.9 * median)
+    assert reason is not None and "spread of" in reason and "mostly C" in reason
+
+
 def test_ordering_and_rung_helpers():
     model = CostModel()
     for p, s, t in _synthetic(np.random.default_rng(2), 150):
