@@ -50,7 +50,8 @@ from ggp_automl.gp.phenotype import all_parses
 
 from .cache import base_view
 from .individual import Individual
-from .loop import SKIPPED, SearchLoop, new_stats, result_from_record
+from .loop import SKIPPED, SearchLoop
+from .state import new_stats, result_from_record
 from .screening import Promotions
 
 #: how long one wait for a finished candidate lasts before the loop looks at the clock again

@@ -70,20 +70,18 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
 
+from ._cost_accuracy import accuracy, spearman  # noqa: F401 (inspect's line)
+from ._cost_features import (MIN_SECONDS, REF_FEATURES, REF_ROWS, REF_TARGETS, Shape,  # noqa: F401
+                             features, owner_of)
+
 #: the prior shipped with the package (``benchmarks/build_cost_prior.py`` writes it)
 PRIOR_FILE = Path(__file__).with_name("cost_prior.json")
-#: the shape terms are logarithms centred on these sizes
-REF_ROWS, REF_FEATURES, REF_TARGETS = 500.0, 50.0, 5.0
-#: times below this many seconds count as this many (log of 0 is not a time)
-MIN_SECONDS = 0.01
 #: how strongly the weights are pulled to the prior's (in observations' worth, per unit feature)
 PRIOR_STRENGTH = 2.0
 #: the log-time residual spread assumed before the run has its own, counted as this many residuals
@@ -115,94 +113,6 @@ def _one_blas_thread():
 
         _BLAS = ThreadpoolController()
     return _BLAS.limit(limits=1, user_api="blas")
-
-
-# -- features --------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Shape:
-    """What the data view says about a candidate's cost: learning rows, features, targets (labels or
-    classes) and fits (cross-validation folds; 1 for a hold-out)."""
-
-    rows: int
-    features: int
-    targets: int
-    fits: int = 1
-
-    @classmethod
-    def of(cls, split) -> "Shape":
-        """The shape of an :class:`~ggp_automl.evaluation.candidate.Split`."""
-        X = split.X_learn
-        return cls(int(split.n_rows), int(X.shape[1]) if X.ndim > 1 else 1, int(split.task.n_targets),
-                   max(len(split.folds), 1))
-
-    @classmethod
-    def from_record(cls, value) -> "Shape | None":
-        """The shape an evaluation record logged (``[rows, features, targets, fits]``), or None."""
-        if not isinstance(value, (list, tuple)) or len(value) != 4:
-            return None
-        try:
-            return cls(*(max(int(v), 1) for v in value))
-        except (TypeError, ValueError):
-            return None
-
-    def as_list(self) -> list[int]:
-        return [self.rows, self.features, self.targets, self.fits]
-
-
-def _number(token: str) -> float | None:
-    try:
-        v = float(token)
-    except ValueError:
-        return None
-    return v if math.isfinite(v) else None
-
-
-def _tokens(tree_or_phenotype) -> list[str]:
-    if isinstance(tree_or_phenotype, str):
-        return tree_or_phenotype.split()
-    return tree_or_phenotype.phenotype.split()  # a gp.tree.Node: its leaves' tokens
-
-
-def features(tree_or_phenotype, shape: Shape, algorithms: Iterable[str] | None = None) -> dict[str, float]:
-    """The features of a candidate (a :class:`~ggp_automl.gp.tree.Node` or its phenotype) on a view of
-    ``shape``; ``algorithms``: the names that are algorithms (default: every registered one)."""
-    if algorithms is None:
-        from ggp_automl.spaces.registry import load_all
-
-        algorithms = load_all().keys()
-    names = set(algorithms)
-    rows = math.log(max(shape.rows, 1) / REF_ROWS)
-    cols = math.log(max(shape.features, 1) / REF_FEATURES)
-    targets = math.log(max(shape.targets, 1) / REF_TARGETS)
-    x: dict[str, float] = {"bias": 1.0, "rows": rows, "features": cols, "targets": targets,
-                           "fits": math.log(max(shape.fits, 1))}
-
-    def add(name: str, value: float) -> None:
-        x[name] = x.get(name, 0.0) + value
-
-    owner, position = "", 0
-    for token in _tokens(tree_or_phenotype):
-        if token in names:
-            owner, position = token, 0
-            add(f"alg:{token}", 1.0)
-            add(f"alg:{token}*rows", rows)
-            add(f"alg:{token}*features", cols)
-            add(f"alg:{token}*targets", targets)
-            continue
-        v = _number(token)
-        if v is not None:
-            add(f"hp:{owner}#{position}", math.copysign(math.log1p(abs(v)), v))
-            position += 1
-        else:
-            add(f"opt:{owner}={token}", 1.0)
-    return x
-
-
-def owner_of(name: str) -> str | None:
-    """The algorithm a feature belongs to (None: a shape term)."""
-    if ":" not in name:
-        return None
-    return re.split(r"[*#=]", name.split(":", 1)[1], maxsplit=1)[0] or None
 
 
 # -- the model ---------------------------------------------------------------------------------------
@@ -453,49 +363,3 @@ def choose_rung(model: CostModel, tree_or_phenotype, shapes: Sequence[Shape], li
         if predict(model, tree_or_phenotype, shape, algorithms) <= limit:
             best = rung
     return best
-
-
-# -- accuracy (inspect) -------------------------------------------------------------------------------
-def _ranks(values: np.ndarray) -> np.ndarray:
-    """Ranks 1..n, ties sharing their average rank."""
-    order = np.argsort(values, kind="mergesort")
-    ranks = np.empty(len(values))
-    sorted_vals = values[order]
-    i = 0
-    while i < len(values):
-        j = i
-        while j + 1 < len(values) and sorted_vals[j + 1] == sorted_vals[i]:
-            j += 1
-        ranks[order[i:j + 1]] = (i + j) / 2.0 + 1.0
-        i = j + 1
-    return ranks
-
-
-def spearman(a: Sequence[float], b: Sequence[float]) -> float | None:
-    """Spearman's rank correlation (None: fewer than 3 pairs, or a constant side)."""
-    if len(a) < 3:
-        return None
-    ra, rb = _ranks(np.asarray(a, float)), _ranks(np.asarray(b, float))
-    ra, rb = ra - ra.mean(), rb - rb.mean()
-    denom = math.sqrt(float(ra @ ra) * float(rb @ rb))
-    return None if denom == 0 else float(ra @ rb) / denom
-
-
-def accuracy(records: Iterable[dict]) -> dict | None:
-    """How well ``predicted`` matched ``wall_time`` over the ok evaluations that carry both: ``n``,
-    ``spearman`` and ``median_ratio`` (predicted / actual), and ``skipped`` (candidates the cost model did
-    not start); None when no record carries a prediction."""
-    pairs, skipped = [], 0
-    for r in records:
-        if r.get("status") == "skipped" and str(r.get("reason", "")).startswith("skipped: the cost model"):
-            skipped += 1
-        p, t = r.get("predicted"), r.get("wall_time")
-        if r.get("status") != "ok" or not isinstance(p, (int, float)) or not isinstance(t, (int, float)):
-            continue
-        if math.isfinite(p) and math.isfinite(t) and p > 0 and t > 0:
-            pairs.append((float(p), max(float(t), MIN_SECONDS)))
-    if not pairs:
-        return None
-    predicted, actual = zip(*pairs)
-    return {"n": len(pairs), "spearman": spearman(predicted, actual),
-            "median_ratio": float(np.median(np.array(predicted) / np.array(actual))), "skipped": skipped}

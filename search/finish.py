@@ -33,7 +33,8 @@ import joblib
 from ggp_automl.evaluation.final import fit_final, score_model
 from ggp_automl.evaluation.isolation import Limits
 
-from .loop import SearchLoop, SearchOutcome
+from .loop import SearchLoop
+from .state import SearchOutcome
 from .rundir import BEST, FINAL
 
 REFIT_TRIES = 3

@@ -18,7 +18,8 @@ from ggp_automl.evaluation.engine import MIN_START_SECONDS
 from ggp_automl.evaluation.splits import draw_seed
 
 from .individual import Individual
-from .loop import SearchLoop, new_stats
+from .loop import SearchLoop
+from .state import new_stats
 from .screening import survivors
 
 

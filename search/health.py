@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any, Optional
 
 #: where a checkpoint's pickle names its class: protocol 4+ writes the module and the class name
-#: in its first bytes (``search/rundir.py`` writes ``SearchState`` with the highest protocol)
-_CHECKPOINT_CLASS = (b"ggp_automl.search.loop", b"SearchState")
+#: in its first bytes (``search/rundir.py`` writes ``SearchState`` with the highest protocol); the class
+#: lived in ``search.loop`` before ``search.state``, and a checkpoint of either version resumes
+_CHECKPOINT_MODULES = (b"ggp_automl.search.state", b"ggp_automl.search.loop")
+_CHECKPOINT_CLASS = b"SearchState"
 
 
 def finite(value: Any) -> Optional[float]:
@@ -96,7 +98,7 @@ def checkpoint_problem(path: Path) -> Optional[str]:
         return "empty"
     if head[:1] != b"\x80":
         return "not a pickle"
-    if not all(name in head for name in _CHECKPOINT_CLASS):
+    if _CHECKPOINT_CLASS not in head or not any(module in head for module in _CHECKPOINT_MODULES):
         return "a pickle of something else than a search state"
     if tail != b".":
         return "truncated pickle"

@@ -33,7 +33,8 @@ from .config import RunConfig
 from .errors import RunError
 from .finish import finish
 from .generational import run_generational
-from .loop import SearchLoop, SearchOutcome, SearchState
+from .loop import SearchLoop
+from .state import SearchOutcome, SearchState
 from .methods import make_method
 from .observer import SearchObserver
 from .rundir import CHECKPOINT, CONFIG, EVALUATIONS, FINAL, RunDirectory, default_run_name, library_versions

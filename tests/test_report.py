@@ -240,7 +240,9 @@ def test_a_run_without_config_is_still_a_run(species_run: Path):
 
 @pytest.mark.parametrize("content, reason", [
     (b"", "empty"), (b"junk", "not a pickle"), (b"\x80\x05\x95junk.", "a pickle of something else than a search state"),
-    (b"\x80\x05\x95 ggp_automl.search.loop SearchState \x94", "truncated pickle")])
+    (b"\x80\x05\x95 ggp_automl.search.loop SearchState \x94", "truncated pickle"),   # before search.state
+    (b"\x80\x05\x95 ggp_automl.search.state SearchState \x94", "truncated pickle"),
+    (b"\x80\x05\x95 ggp_automl.search.cache SearchState \x94", "a pickle of something else than a search state")])
 def test_a_damaged_checkpoint_of_an_interrupted_run_is_named(species_run: Path, content: bytes, reason: str):
     (species_run / "checkpoint.pkl").write_bytes(content)
     s = summarise(species_run)
