@@ -4,7 +4,7 @@ Why: the adaptive limit (:mod:`ggp_automl.search.timekeeper`) stops a slow candi
 has used a worker for the whole limit, and the runtime screen (:mod:`ggp_automl.search.runtime`)
 judges a candidate by its algorithms alone, not by how many trees, members, iterations or
 neighbours it asks for, nor by the data it meets. This model predicts the wall time of a
-candidate from its tree and the data view's shape, so that one predicted far above its limit
+candidate from its tree and the data view's shape, so that one predicted (its median) above its limit
 is not started at all.
 
 **Features** (:func:`features`), grammar-agnostic: the tokens of the tree's leaves (exactly the

@@ -40,7 +40,7 @@ still have used under the hard cap count as *saved* (an upper bound), and ``insp
 Under an adaptive limit, a candidate whose algorithms the run has seen run past that limit
 again and again is not started at all (:mod:`ggp_automl.search.runtime`); probes never are skipped.
 Nor is, under an adaptive limit, a candidate the cost model (:mod:`ggp_automl.search.cost_model`, learned
-from the run's times) predicts far above that limit: it decides only where the adaptive limit,
+from the run's times) predicts above that limit (its predicted median): it decides only where the adaptive limit,
 itself a function of measured times, is in force.
 
 **The end of the search** (:meth:`TimeKeeper.search_end`): at ``search_fraction`` (85 %) of
