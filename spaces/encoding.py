@@ -245,6 +245,31 @@ def per_view(X: np.ndarray, name: str, compute):
     return value
 
 
+#: a label network's node matrices [shared encoded array, parent labels], by id: the shared array it starts with
+_APPENDED: dict[int, tuple[weakref.ref, weakref.ref]] = {}
+
+
+def mark_appended(Z: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """Register ``Z`` as ``X`` with more columns after it (the caller vouches that ``Z[:, :X.shape[1]]``
+    equals ``X`` while ``Z`` lives), when ``X`` is a shared encoded array: a learner can then take what
+    depends on ``X`` alone from :func:`per_view` and compute only the appended columns' part (a chain's
+    node j learns on [X, y_<j]; the X part is the same for every node). Returns ``Z``."""
+    if _registered(_FROZEN, X) and Z.ndim == 2 and Z.shape[0] == X.shape[0] and Z.shape[1] >= X.shape[1]:
+        if len(_APPENDED) > 64:
+            for key in [k for k, (z, x) in list(_APPENDED.items()) if z() is None or x() is None]:
+                _APPENDED.pop(key, None)
+        _APPENDED[id(Z)] = (weakref.ref(Z), weakref.ref(X))
+    return Z
+
+
+def appended_to(Z) -> np.ndarray | None:
+    """The shared encoded array ``Z`` starts with (:func:`mark_appended`), or None."""
+    refs = _APPENDED.get(id(Z))
+    if refs is None or refs[0]() is not Z:
+        return None
+    return refs[1]()
+
+
 def clear_cache() -> None:
     """Forget every encoded array of this process."""
     _CACHE.clear()

@@ -185,3 +185,51 @@ def test_naive_bayes_all_columns_at_once_equals_one_at_a_time():
     floor = np.log(1e-75)
     want = sum(np.maximum(np.log(normal_density(X_new[:, j], mean[j], sd[j], precision[j])), floor) for j in range(5))
     np.testing.assert_allclose(normal_log_densities(X_new, mean, sd, precision, floor, rows=7), want, rtol=1e-9)
+
+
+def test_a_chain_node_shares_the_views_part_of_naive_bayes():
+    """A label network's node learns on [X, parent labels]: NaiveBayes takes the X part's rounding from
+    the shared view (once per view, not once per node) and rounds only the parents' columns — the same
+    estimators and the same chain predictions as on a plain copy of X."""
+    from ggp_automl.spaces.encoding import appended_to, mark_appended, per_view
+    from ggp_automl.spaces.mlc.chains import PCC
+    from ggp_automl.spaces.mlc.transform import CC
+    from ggp_automl.spaces.slc import _bayes_estimators
+    from ggp_automl.spaces.slc.bayes import WekaNaiveBayes
+
+    clear_cache()
+    rng = np.random.default_rng(5)
+    X = np.column_stack([rng.normal(size=(90, 4)).round(2), rng.integers(0, 2, (90, 3))]).astype(float)
+    Y = (rng.random((90, 5)) < 0.4).astype(np.int8)
+    Y[:, 1] |= (X[:, 0] > 0.3).astype(np.int8)
+    plain = [m(WekaNaiveBayes()).fit(X.copy(), Y) for m in (CC, PCC)]
+    with shared_encodings():
+        _, Xt = fit_encoded(X, None)                   # the shared, read-only view (no categorical columns)
+        Z = np.hstack([Xt, Y[:, :2]])
+        assert appended_to(Z) is None                   # not registered: computed as a whole
+        assert appended_to(mark_appended(Z, Xt)) is Xt
+        assert appended_to(mark_appended(np.hstack([X, Y[:, :2]]), X)) is None   # X is not a shared view
+        calls = []
+        original = _bayes_estimators.rounded_columns
+
+        def counting(A):
+            calls.append(A.shape[1])
+            return original(A)
+
+        import ggp_automl.spaces.slc.bayes as bayes
+        bayes.rounded_columns = counting
+        try:
+            on_node = WekaNaiveBayes().fit(Z, Y[:, 3])
+            whole = WekaNaiveBayes().fit(Z.copy(), Y[:, 3])
+            shared = [m(WekaNaiveBayes()).fit(Xt, Y) for m in (CC, PCC)]
+        finally:
+            bayes.rounded_columns = original
+        assert per_view(Xt, "naive-bayes-rounded", original) is not None
+        for a, b in zip((on_node.precision_, on_node.theta_, on_node.sigma_),
+                        (whole.precision_, whole.theta_, whole.sigma_)):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+        # the view's 7 columns rounded once; the nodes' parent columns (1..4 of them) each on their own
+        assert calls.count(7) == 1 and calls.count(9) == 1 and all(c <= 4 or c in (7, 9) for c in calls)
+        for a, b in zip(plain, shared):
+            np.testing.assert_array_equal(a.predict(X), b.predict(Xt))
+            np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(Xt), rtol=1e-10)

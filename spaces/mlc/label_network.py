@@ -24,7 +24,7 @@ import numpy as np
 from sklearn import config_context
 
 from ggp_automl.spaces.deadline import check_deadline
-from ggp_automl.spaces.encoding import mark_validated
+from ggp_automl.spaces.encoding import is_validated, mark_appended, mark_validated
 from ggp_automl.spaces.slc.base import fit_slc, positive_scores
 
 from .base import MLCEstimator
@@ -141,6 +141,8 @@ class LabelNetwork:
             nodes: "NodeCache | None" = None):
         """Fit every node; nodes whose parent set equals ``reuse``'s are shared, not refitted, and so are
         those ``nodes`` remembers (a chain-order search meets the same parent sets again and again)."""
+        # [checked features, 0/1 labels] is as checked as the features: the node's learner need not scan it
+        trusted = is_validated(X)
         for j in self.order:
             check_deadline()
             pa = self.parents[j]
@@ -152,6 +154,8 @@ class LabelNetwork:
                 self.models[j] = known
                 continue
             Z = np.hstack([X, Y[:, pa]]) if pa.size else X
+            if trusted and Z is not X:
+                mark_appended(mark_validated(Z), X)
             self.models[j] = fit_slc(base, Z, Y[:, j], sample_weight, node_seed(random_state, j))
             if nodes is not None:
                 nodes.put(j, pa, self.models[j])

@@ -18,6 +18,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ggp_automl.spaces.deadline import check_deadline
+from ggp_automl.spaces.encoding import is_validated, mark_appended, mark_validated
 from ggp_automl.spaces.mlc.base import MLCEstimator
 from ggp_automl.spaces.params import Params
 from ggp_automl.spaces.registry import register
@@ -151,12 +152,18 @@ class CC(MLCEstimator):
         order = self._order(L, rng)
         # Features of link i: the attributes followed by the true labels earlier in the chain.
         XY = np.hstack([X, Y[:, order].astype(float)])
+        # a link's [checked X, 0/1 labels] is as checked as X, and its X part is X itself: the link's learner
+        # need not scan it, and takes what depends on X alone from the shared view (spaces.encoding)
+        trusted = is_validated(X)
         self.estimators_ = []
         for i, j in enumerate(order):
             check_deadline()
             rows = self._rows(Y[:, j], rng)
             if rows is None:
-                est = fit_slc(self.base, XY[:, :M + i], Y[:, j], w, int(seeds[i]))
+                Z = XY[:, :M + i]
+                if trusted:
+                    mark_appended(mark_validated(Z), X)
+                est = fit_slc(self.base, Z, Y[:, j], w, int(seeds[i]))
             else:
                 est = fit_slc(self.base, XY[rows, :M + i], Y[rows, j],
                               None if w is None else w[rows], int(seeds[i]))

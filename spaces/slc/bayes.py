@@ -23,7 +23,7 @@ from ggp_automl.spaces.params import Params
 from ggp_automl.spaces.registry import register
 
 from ._bayes_discretize import MDLDiscretizer
-from ..encoding import per_view
+from ..encoding import appended_to, per_view
 from ._bayes_estimators import (KernelTable, attribute_precision, normal_log_densities, normal_parameters_all,
                                 rounded_columns)
 from ._bayes_net_search import SEARCHES, ScoreData, joint_codes, search_structure
@@ -53,6 +53,22 @@ class _ProbaClassifier(ClassifierMixin, BaseEstimator):
 
 
 # --------------------------------------------------------------------------- NaiveBayes
+
+def _normal_fit(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int):
+    """``(precision, theta, sigma)`` of NaiveBayes's normal estimators on ``X`` (M columns: (M,), (M, C),
+    (M, C)). What depends on X alone is shared across labels: the whole of it for a data view, and for a
+    label network's node matrix [view, parent labels] (:func:`~ggp_automl.spaces.encoding.appended_to`)
+    the view's part, so that only the parents' columns are rounded (every column is estimated on its own)."""
+    view = appended_to(X)
+    if view is None:
+        precision, Xr, Xr2 = per_view(X, "naive-bayes-rounded", rounded_columns)
+        theta, sigma = normal_parameters_all(Xr, Xr2, y, w, n_classes, precision)
+        return np.array(precision), theta, sigma
+    parts = [per_view(view, "naive-bayes-rounded", rounded_columns), rounded_columns(X[:, view.shape[1]:])]
+    fits = [normal_parameters_all(Xr, Xr2, y, w, n_classes, precision) for precision, Xr, Xr2 in parts]
+    return (np.concatenate([p[0] for p in parts]), np.vstack([f[0] for f in fits]),
+            np.vstack([f[1] for f in fits]))
+
 
 class WekaNaiveBayes(_ProbaClassifier):
     """WEKA ``bayes.NaiveBayes`` with a normal (default), kernel (``-K``) or discretised (``-D``)
@@ -89,9 +105,7 @@ class WekaNaiveBayes(_ProbaClassifier):
         else:
             if self.estimator == "normal":
                 # every column at once; what depends on X alone is shared across labels (issue 25)
-                precision, Xr, Xr2 = per_view(X, "naive-bayes-rounded", rounded_columns)
-                self.precision_ = np.array(precision)
-                self.theta_, self.sigma_ = normal_parameters_all(Xr, Xr2, y_enc, w, C, self.precision_)  # (M, C)
+                self.precision_, self.theta_, self.sigma_ = _normal_fit(X, y_enc, w, C)
             else:
                 self.precision_ = np.array([attribute_precision(X[:, j]) for j in range(X.shape[1])])
                 self.kernels_ = [KernelTable(X[:, j], y_enc, w, C, self.precision_[j])
