@@ -39,7 +39,7 @@ from ggp_automl.spaces.registry import register
 
 from ._tree_c45 import apply_split_test, collapse, prune
 from ._tree_flat import LEAF, FlatTree
-from ..encoding import is_validated, mark_validated, per_view
+from ..encoding import appended_to, is_validated, mark_validated, per_view
 from ._tree_grow import grow as grow_tree
 from ._tree_grow import sorted_columns
 from ._tree_grow import preload as preload_tree_grower  # noqa: F401 - the search calls it before forking
@@ -58,6 +58,21 @@ def _checked_columns(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return X32, order
 
 
+def _tree_columns(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_checked_columns` of a checked ``X``, once per data view; for a label network's node matrix
+    [view, parent labels] (:func:`~ggp_automl.spaces.encoding.appended_to`) the view's part comes from the
+    view and only the parents' columns are sorted (each column is sorted on its own: the same result)."""
+    view = appended_to(X)
+    if view is None:
+        return per_view(X, "tree-columns", _checked_columns)
+    V32, v_order = per_view(view, "tree-columns", _checked_columns)
+    E32, e_order = sorted_columns(X[:, view.shape[1]:])
+    X32 = np.hstack([V32, E32])
+    if is_validated(V32) and np.isfinite(E32).all():
+        mark_validated(X32)
+    return X32, np.vstack([v_order, e_order])
+
+
 def weka_k_features(n_features: int, requested: int) -> int:
     """WEKA's ``-K`` for RandomForest/RandomTree: 0 means ``int(log2(M) + 1)``; at most M."""
     k = requested if requested > 0 else int(math.log2(n_features) + 1) if n_features > 0 else 1
@@ -74,7 +89,7 @@ class _WekaTree(ClassifierMixin, BaseEstimator):
         if is_validated(X):
             # a data view's shared encoding: its float32 copy and sorted columns are the same for every
             # label of a binary relevance and every later tree on it (issue 25)
-            shared = per_view(X, "tree-columns", _checked_columns)
+            shared = _tree_columns(X)
         X, y_idx, w = fit_inputs(self, X if shared is None else shared[0], y, sample_weight, dtype=np.float32)
         self.n_classes_ = self.classes_.size
         w = w * (X.shape[0] / w.sum())
