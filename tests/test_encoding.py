@@ -125,7 +125,7 @@ def test_what_depends_on_x_alone_is_computed_once_per_view():
     assert len(calls) == 3 and again is first and not first[0].flags.writeable
 
 
-_SHARING_MODULES = ("_rules_oner", "_rules_ripper", "_rules_part", "_mdl", "_functions_smo")
+_SHARING_MODULES = ("_rules_oner", "_rules_ripper", "_rules_base", "_functions_smo")
 
 
 @pytest.mark.parametrize("name", ["OneR", "JRip", "PART", "DecisionTable", "BayesNet", "SMO"])
@@ -271,3 +271,40 @@ def test_a_chain_node_shares_the_views_sorted_columns(name):
         trees.sorted_columns = original
     assert 6 not in widths or widths.count(6) == 1                 # the view's 6 columns at most once ...
     assert all(w <= 3 for w in widths if w != 6) and len(widths) > 1  # ... and each node only its parents
+
+
+@pytest.mark.parametrize("name", ["PART", "JRip", "DecisionTable", "BayesNet"])
+def test_a_chain_node_shares_the_views_column_order(name):
+    """Rule learners and MDL discretisation on a label network's node matrix take the view's sorted
+    columns (``ColumnOrder``) from the shared view and sort only the parents' columns: the same chain
+    predictions as on a plain copy of X."""
+    from ggp_automl.spaces.mlc.chains import PCC
+    from ggp_automl.spaces.mlc.transform import CC
+    from ggp_automl.spaces.params import Params
+    from ggp_automl.spaces.registry import load_all
+    from ggp_automl.spaces.slc import _rules_base
+
+    clear_cache()
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(150, 5)).round(1)
+    Y = (rng.random((150, 4)) < 0.4).astype(np.int8)
+    Y[:, 2] |= (X[:, 1] > 0.2).astype(np.int8)
+    make = lambda: load_all()[name].build(Params(name, random_state=1))  # noqa: E731 - WEKA's defaults
+    plain = [m(make()).fit(X.copy(), Y) for m in (CC, PCC)]
+    widths = []
+    original = _rules_base.ColumnOrder.__init__
+
+    def counting(self, A):
+        widths.append(A.shape[1])
+        original(self, A)
+
+    _rules_base.ColumnOrder.__init__ = counting
+    try:
+        with shared_encodings():
+            _, Xt = fit_encoded(X, None)
+            shared = [m(make()).fit(Xt, Y) for m in (CC, PCC)]
+            for a, b in zip(plain, shared):
+                np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(Xt))
+    finally:
+        _rules_base.ColumnOrder.__init__ = original
+    assert widths.count(5) == 1 and all(w <= 3 for w in widths if w != 5)

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..encoding import per_view
-from ._rules_base import LN2, ColumnOrder, xlogx
+from ._rules_base import LN2, column_order, xlogx
 
 
 def _entropy_bits(counts: np.ndarray) -> np.ndarray:
@@ -42,7 +41,7 @@ def all_cut_points(X: np.ndarray, codes: np.ndarray, n_classes: int, weights: np
     X = np.asarray(X, dtype=np.float64)
     if np.isnan(X).any():
         return [mdl_cut_points(X[:, j], codes, n_classes, weights, better_encoding) for j in range(X.shape[1])]
-    columns = per_view(X, "column-order", ColumnOrder)
+    columns = column_order(X)
     return [mdl_cut_points(columns.XT[j], codes, n_classes, weights, better_encoding, order=columns.order[j])
             for j in range(X.shape[1])]
 

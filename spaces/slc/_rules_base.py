@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import check_random_state
 
+from ..encoding import appended_to, per_view
+
 #: weka.core.Utils.SMALL: the tolerance of Utils.gr / sm / eq.
 SMALL = 1e-6
 LN2 = float(np.log(2.0))
@@ -72,6 +74,25 @@ class ColumnOrder:
     def values(self, sorted_rows: np.ndarray) -> np.ndarray:
         """Column values at ``sorted_rows`` (same shape)."""
         return np.take(self.XT, sorted_rows + self._offsets)
+
+    @classmethod
+    def appended(cls, base: "ColumnOrder", extra: np.ndarray) -> "ColumnOrder":
+        """The order of [the rows ``base`` ordered, ``extra`` columns]: only the extra columns are sorted."""
+        more = cls(extra)
+        out = cls.__new__(cls)
+        out.XT, out.order, out.n = np.vstack([base.XT, more.XT]), np.vstack([base.order, more.order]), base.n
+        out._offsets = (np.arange(out.XT.shape[0]) * out.n)[:, None]
+        return out
+
+
+def column_order(X: np.ndarray) -> ColumnOrder:
+    """``ColumnOrder(X)``, once per data view (:func:`~ggp_automl.spaces.encoding.per_view`); for a label
+    network's node matrix [view, parent labels] the view's part comes from the view and only the parents'
+    columns are sorted (every column is sorted on its own: the same order)."""
+    view = appended_to(X)
+    if view is None:
+        return per_view(X, "column-order", ColumnOrder)
+    return ColumnOrder.appended(per_view(view, "column-order", ColumnOrder), X[:, view.shape[1]:])
 
 
 def normalise_rows(counts: np.ndarray, fallback: np.ndarray) -> np.ndarray:

@@ -20,8 +20,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from ggp_automl.spaces.deadline import check_deadline
-from ggp_automl.spaces.encoding import per_view
-from ggp_automl.spaces.slc._rules_base import LN2, SMALL, ColumnOrder, make_rng, stratified_folds
+from ggp_automl.spaces.slc._rules_base import LN2, SMALL, column_order, make_rng, stratified_folds
 from ggp_automl.spaces.slc._rules_c45 import C45SplitSelector, add_errs, _lnf
 from ggp_automl.spaces.slc._validation import fit_inputs, labels, predict_inputs
 
@@ -217,7 +216,7 @@ class WekaPART(ClassifierMixin, BaseEstimator):
             grow, prune = rows[folds != self.num_folds - 1], rows[folds == self.num_folds - 1]
         else:
             grow, prune = rows, None
-        selector = C45SplitSelector(X, codes, w, k, mno, per_view(X, "column-order", ColumnOrder))
+        selector = C45SplitSelector(X, codes, w, k, mno, column_order(X))
         builder = _PartialTreeBuilder(X, codes, w, k, selector, mno, float(self.confidence_factor), rep)
         rules, dists = [], []
         while grow.size > 0:

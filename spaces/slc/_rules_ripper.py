@@ -33,7 +33,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 
 from ggp_automl.spaces.deadline import check_deadline
 from ggp_automl.spaces.encoding import per_view
-from ggp_automl.spaces.slc._rules_base import SMALL, ColumnOrder, make_rng, normalise_rows
+from ggp_automl.spaces.slc._rules_base import SMALL, column_order, make_rng, normalise_rows
 from ggp_automl.spaces.slc._rules_ripper_grow import (  # noqa: F401 - _best_antecedent re-exported for the tests
     _best_antecedent, _Context, _grow, _prune, _Rule, _stratify_partition)
 from ggp_automl.spaces.slc._rules_ripper_stats import _div, _RuleStats, data_dl
@@ -192,7 +192,7 @@ class WekaJRip(ClassifierMixin, BaseEstimator):
         ordered_counts = counts[order]
         # what depends on X alone is shared by every label and candidate on the data view (issue 25)
         total_conds = per_view(X, "ripper-conditions", _possible_conditions)
-        ctx = _Context(X, yo, w, k, per_view(X, "column-order", ColumnOrder), total_conds, float(self.min_weight),
+        ctx = _Context(X, yo, w, k, column_order(X), total_conds, float(self.min_weight),
                        make_rng(self.random_state))
         prior = counts / counts.sum() if counts.sum() > 0 else np.full(k, 1.0 / k)
 
