@@ -40,7 +40,9 @@ BEFORE = {
                                                   "0.6010122972762102"),
     "large-ggp-generational": (93, "302347a856b49a65", "BR RandomForest 215 22 9 PCut1"),
     "large-ggp-async": (79, "359f967820500dab", "MCC 0 3 F1_macro_by_label KNN 19 loo 0.764366711670529"),
-    "large-spggp-generational": (58, "9f0a2f02aed3467f", "BPNN 429 11 0.09451080573688625 0.32902260591959265 "
+    # one engine call fewer since the cost model skips at its predicted median (issue 25, session 3): a
+    # candidate predicted above the 3 s adaptive limit is not run (the fake engine's times are fixed)
+    "large-spggp-generational": (57, "8ab4c047ebc9bba1", "BPNN 429 11 0.09451080573688625 0.32902260591959265 "
                                                          "PCut1"),
     "large-spggp-async": (67, "17c1c409ca15d4ee", "BR BayesNet SimulatedAnnealing PCut1"),
 }
