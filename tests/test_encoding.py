@@ -235,76 +235,56 @@ def test_a_chain_node_shares_the_views_part_of_naive_bayes():
             np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(Xt), rtol=1e-10)
 
 
-@pytest.mark.parametrize("name", ["J48", "REPTree"])
-def test_a_chain_node_shares_the_views_sorted_columns(name):
-    """A tree on a label network's node matrix [X, parent labels] takes the view's sorted columns from
-    the shared view and sorts only the parents' columns: the same trees and chain predictions as on a
-    plain copy of X."""
+def _chain_on_shared_view(name, seed, shape, monkeypatch, owner, attr):
+    """CC and PCC over the registry's ``name`` (WEKA's defaults), fitted on a plain copy of X and on its
+    shared view: asserts the same chain probabilities, and returns the column counts ``owner.attr`` (the
+    per-column computation the view shares, counted) was called with on the shared side."""
     from ggp_automl.spaces.mlc.chains import PCC
     from ggp_automl.spaces.mlc.transform import CC
     from ggp_automl.spaces.params import Params
     from ggp_automl.spaces.registry import load_all
-    from ggp_automl.spaces.slc import trees
 
     clear_cache()
-    rng = np.random.default_rng(6)
-    X = rng.normal(size=(120, 6)).round(1)
-    Y = (rng.random((120, 4)) < 0.4).astype(np.int8)
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=shape).round(1)
+    Y = (rng.random((shape[0], 4)) < 0.4).astype(np.int8)
     Y[:, 2] |= (X[:, 1] > 0.2).astype(np.int8)
     make = lambda: load_all()[name].build(Params(name, random_state=1))  # noqa: E731 - WEKA's defaults
     plain = [m(make()).fit(X.copy(), Y) for m in (CC, PCC)]
     widths = []
-    original = trees.sorted_columns
+    original = getattr(owner, attr)
 
-    def counting(A):
-        widths.append(A.shape[1])
-        return original(A)
+    def counting(*args):
+        widths.append(args[-1].shape[1])
+        return original(*args)
 
-    trees.sorted_columns = counting
-    try:
-        with shared_encodings():
-            _, Xt = fit_encoded(X, None)
-            shared = [m(make()).fit(Xt, Y) for m in (CC, PCC)]
-            for a, b in zip(plain, shared):
-                np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(Xt))
-    finally:
-        trees.sorted_columns = original
+    monkeypatch.setattr(owner, attr, counting)
+    with shared_encodings():
+        _, Xt = fit_encoded(X, None)
+        shared = [m(make()).fit(Xt, Y) for m in (CC, PCC)]
+        for a, b in zip(plain, shared):
+            np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(Xt))
+    return widths
+
+
+@pytest.mark.parametrize("name", ["J48", "REPTree"])
+def test_a_chain_node_shares_the_views_sorted_columns(name, monkeypatch):
+    """A tree on a label network's node matrix [X, parent labels] takes the view's sorted columns from
+    the shared view and sorts only the parents' columns: the same trees and chain predictions as on a
+    plain copy of X."""
+    from ggp_automl.spaces.slc import trees
+
+    widths = _chain_on_shared_view(name, 6, (120, 6), monkeypatch, trees, "sorted_columns")
     assert 6 not in widths or widths.count(6) == 1                 # the view's 6 columns at most once ...
     assert all(w <= 3 for w in widths if w != 6) and len(widths) > 1  # ... and each node only its parents
 
 
 @pytest.mark.parametrize("name", ["PART", "JRip", "DecisionTable", "BayesNet"])
-def test_a_chain_node_shares_the_views_column_order(name):
+def test_a_chain_node_shares_the_views_column_order(name, monkeypatch):
     """Rule learners and MDL discretisation on a label network's node matrix take the view's sorted
     columns (``ColumnOrder``) from the shared view and sort only the parents' columns: the same chain
     predictions as on a plain copy of X."""
-    from ggp_automl.spaces.mlc.chains import PCC
-    from ggp_automl.spaces.mlc.transform import CC
-    from ggp_automl.spaces.params import Params
-    from ggp_automl.spaces.registry import load_all
     from ggp_automl.spaces.slc import _rules_base
 
-    clear_cache()
-    rng = np.random.default_rng(7)
-    X = rng.normal(size=(150, 5)).round(1)
-    Y = (rng.random((150, 4)) < 0.4).astype(np.int8)
-    Y[:, 2] |= (X[:, 1] > 0.2).astype(np.int8)
-    make = lambda: load_all()[name].build(Params(name, random_state=1))  # noqa: E731 - WEKA's defaults
-    plain = [m(make()).fit(X.copy(), Y) for m in (CC, PCC)]
-    widths = []
-    original = _rules_base.ColumnOrder.__init__
-
-    def counting(self, A):
-        widths.append(A.shape[1])
-        original(self, A)
-
-    _rules_base.ColumnOrder.__init__ = counting
-    try:
-        with shared_encodings():
-            _, Xt = fit_encoded(X, None)
-            shared = [m(make()).fit(Xt, Y) for m in (CC, PCC)]
-            for a, b in zip(plain, shared):
-                np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(Xt))
-    finally:
-        _rules_base.ColumnOrder.__init__ = original
+    widths = _chain_on_shared_view(name, 7, (150, 5), monkeypatch, _rules_base.ColumnOrder, "__init__")
     assert widths.count(5) == 1 and all(w <= 3 for w in widths if w != 5)
