@@ -270,6 +270,16 @@ def appended_to(Z) -> np.ndarray | None:
     return refs[1]()
 
 
+def per_view_columns(X: np.ndarray, name: str, compute, join):
+    """:func:`per_view` for a ``compute`` that treats every column on its own: on a matrix registered by
+    :func:`mark_appended`, ``join(per_view(view, name, compute), compute(the appended columns))`` — the
+    view's part shared, only the new columns computed — else ``per_view(X, name, compute)``."""
+    view = appended_to(X)
+    if view is None:
+        return per_view(X, name, compute)
+    return join(per_view(view, name, compute), compute(X[:, view.shape[1]:]))
+
+
 def clear_cache() -> None:
     """Forget every encoded array of this process."""
     _CACHE.clear()

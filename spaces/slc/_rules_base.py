@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ..encoding import appended_to, per_view
+from ..encoding import per_view_columns
 
 #: weka.core.Utils.SMALL: the tolerance of Utils.gr / sm / eq.
 SMALL = 1e-6
@@ -76,9 +76,8 @@ class ColumnOrder:
         return np.take(self.XT, sorted_rows + self._offsets)
 
     @classmethod
-    def appended(cls, base: "ColumnOrder", extra: np.ndarray) -> "ColumnOrder":
-        """The order of [the rows ``base`` ordered, ``extra`` columns]: only the extra columns are sorted."""
-        more = cls(extra)
+    def appended(cls, base: "ColumnOrder", more: "ColumnOrder") -> "ColumnOrder":
+        """The order of [``base``'s columns, ``more``'s columns] over the same rows."""
         out = cls.__new__(cls)
         out.XT, out.order, out.n = np.vstack([base.XT, more.XT]), np.vstack([base.order, more.order]), base.n
         out._offsets = (np.arange(out.XT.shape[0]) * out.n)[:, None]
@@ -86,13 +85,9 @@ class ColumnOrder:
 
 
 def column_order(X: np.ndarray) -> ColumnOrder:
-    """``ColumnOrder(X)``, once per data view (:func:`~ggp_automl.spaces.encoding.per_view`); for a label
-    network's node matrix [view, parent labels] the view's part comes from the view and only the parents'
-    columns are sorted (every column is sorted on its own: the same order)."""
-    view = appended_to(X)
-    if view is None:
-        return per_view(X, "column-order", ColumnOrder)
-    return ColumnOrder.appended(per_view(view, "column-order", ColumnOrder), X[:, view.shape[1]:])
+    """``ColumnOrder(X)``, once per data view; for a label network's node matrix [view, parent labels] only
+    the parents' columns are sorted (every column is sorted on its own: the same order)."""
+    return per_view_columns(X, "column-order", ColumnOrder, ColumnOrder.appended)
 
 
 def normalise_rows(counts: np.ndarray, fallback: np.ndarray) -> np.ndarray:

@@ -39,7 +39,7 @@ from ggp_automl.spaces.registry import register
 
 from ._tree_c45 import apply_split_test, collapse, prune
 from ._tree_flat import LEAF, FlatTree
-from ..encoding import appended_to, is_validated, mark_validated, per_view
+from ..encoding import is_validated, mark_validated, per_view_columns
 from ._tree_grow import grow as grow_tree
 from ._tree_grow import sorted_columns
 from ._tree_grow import preload as preload_tree_grower  # noqa: F401 - the search calls it before forking
@@ -60,17 +60,15 @@ def _checked_columns(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _tree_columns(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_checked_columns` of a checked ``X``, once per data view; for a label network's node matrix
-    [view, parent labels] (:func:`~ggp_automl.spaces.encoding.appended_to`) the view's part comes from the
-    view and only the parents' columns are sorted (each column is sorted on its own: the same result)."""
-    view = appended_to(X)
-    if view is None:
-        return per_view(X, "tree-columns", _checked_columns)
-    V32, v_order = per_view(view, "tree-columns", _checked_columns)
-    E32, e_order = sorted_columns(X[:, view.shape[1]:])
-    X32 = np.hstack([V32, E32])
-    if is_validated(V32) and np.isfinite(E32).all():
+    [view, parent labels] only the parents' columns are sorted (each column is sorted on its own)."""
+    return per_view_columns(X, "tree-columns", _checked_columns, _join_columns)
+
+
+def _join_columns(view: tuple[np.ndarray, np.ndarray], extra: tuple[np.ndarray, np.ndarray]):
+    X32 = np.hstack([view[0], extra[0]])
+    if is_validated(view[0]) and is_validated(extra[0]):
         mark_validated(X32)
-    return X32, np.vstack([v_order, e_order])
+    return X32, np.vstack([view[1], extra[1]])
 
 
 def weka_k_features(n_features: int, requested: int) -> int:
