@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 import time
 
-from ..search.options import add_plugin_argument, import_plugins
+from ..search.options import add_plugin_argument, import_plugins, path_arg
 from ._common import EXIT_OK, add_dataset_arguments, dataset_meta, fmt_count, load_checked_grammar, print_warnings
 
 
@@ -26,6 +26,11 @@ def run(args) -> int:
         for warning in check_learnable(dataset.labelled()):
             print(f"warning: {warning}", file=sys.stderr)
     print(f"{grammar.path}: OK")
+    portfolio = args.portfolio or _shipped_portfolio(grammar.path)
+    if portfolio:
+        from ggp_automl.search.portfolio import verify
+
+        print(verify(portfolio, grammar, meta))
     for key, value in summary.items():
         if key in ("algorithm combinations",) or key.startswith("configurations"):
             value = fmt_count(value)
@@ -49,6 +54,14 @@ def run(args) -> int:
     return EXIT_OK
 
 
+def _shipped_portfolio(grammar_path: str) -> str | None:
+    """The portfolio beside the grammar (``NAME.portfolio.json``), when there is one: checked with it."""
+    from ggp_automl.search.portfolio import shipped_portfolio
+
+    path = shipped_portfolio(grammar_path)
+    return str(path) if path.is_file() else None
+
+
 #: the sub-command, and its line in ``--help`` (the parser lists every command without importing them)
 NAME, HELP = "check", "validate a grammar and print its analysis"
 
@@ -59,6 +72,9 @@ def register(sub) -> None:
     p.add_argument("--grammar", required=True, metavar="FILE")
     p.add_argument("--rules", action="store_true",
                    help="also print the configuration count of every rule and the probability of each algorithm")
+    p.add_argument("--portfolio", type=path_arg, metavar="FILE",
+                   help="also verify a warm-start portfolio against the grammar (default: the one beside the grammar, "
+                        "NAME.portfolio.json, when there is one)")
     add_dataset_arguments(p)
     add_plugin_argument(p)
     p.set_defaults(func=run)

@@ -14,11 +14,11 @@ from pathlib import Path
 
 from ..search.rundir import recorded_plugins
 from ..search.options import UsageError, import_plugins
-from . import bench, check, evolve, inspect, predict, report, sample, species
+from . import bench, check, evolve, inspect, portfolio, predict, report, sample, species
 from ._common import EXIT_INPUT, EXIT_OK, EXIT_USAGE
 
 #: the sub-commands, in the order ``--help`` lists them
-COMMANDS = (evolve, inspect, predict, check, sample, bench, report, species)
+COMMANDS = (evolve, inspect, predict, check, sample, bench, report, portfolio, species)
 #: the program's name in messages: ``cli.py`` from the checkout, ``ggp-automl`` when installed
 PROG = "ggp-automl" if sys.argv and Path(sys.argv[0]).name == "ggp-automl" else "cli.py"
 

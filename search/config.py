@@ -127,6 +127,9 @@ class RunConfig:
     plugins: tuple[str, ...] = ()
     #: stop after this many generations (None: only the budget stops the run)
     max_generations: int | None = None
+    #: candidates evaluated before anything else (:mod:`ggp_automl.search.portfolio`): "portfolio" (the one that
+    #: ships beside the grammar, if any), a portfolio file, or "none"; the run records the file it used
+    warm_start: str = "portfolio"
     #: the method's own parameters (declared by the method: ggp_automl.search.parameters); missing ones take
     #: the declared defaults
     method_params: dict = field(default_factory=dict)
@@ -199,6 +202,8 @@ class RunConfig:
                 p.append(str(exc))
         if self.prediction_bytes < 2 ** 20:
             p.append(f"prediction_bytes must be at least 1 MB, got {format_bytes(self.prediction_bytes)}")
+        if not isinstance(self.warm_start, str) or not self.warm_start or "\0" in self.warm_start:
+            p.append(f'warm_start is "portfolio", "none" or a portfolio file, got {self.warm_start!r:.60}')
         if not isinstance(self.method_params, dict):
             p.append(f"method_params must be a dict, got {type(self.method_params).__name__}")
         elif self.method in known_methods():
@@ -275,6 +280,8 @@ class RunConfig:
                  or (isinstance(v, bool) and "bool" not in str(fields[k].type))]
         if wrong:
             raise ValueError("; ".join(wrong))
+        if "warm_start" not in d:  # a run directory written before warm starts: it started cold
+            kwargs["warm_start"] = "none"
         if "mode" not in d:  # a run directory written before the asynchronous mode existed
             kwargs.update(THESIS_SETTINGS, eval_timeout=d.get("eval_timeout", 180.0))
         legacy = {k: d[k] for k in LEGACY_METHOD_FIELDS if k in d}

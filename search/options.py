@@ -167,7 +167,8 @@ EVOLVE_SETTINGS = ("grammar", "data", "test", "fold", "target", "method", "budge
 _CONFIG_FIELDS = {"method": "method", "budget": "budget_seconds", "eval_timeout": "eval_timeout",
                   "memory": "memory_bytes", "workers": "workers", "scheduler": "scheduler", "seed": "seed",
                   "fitness": "fitness", "cv": "cv", "generations": "max_generations", "fidelity": "fidelity",
-                  "mode": "mode", "ensemble": "ensemble", "trace_test": "trace_test"}
+                  "mode": "mode", "ensemble": "ensemble", "trace_test": "trace_test",
+                  "warm_start": "warm_start"}
 
 
 def run_config(args):
@@ -335,6 +336,10 @@ def add_evolve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--trace-test", action="store_true", default=None,
                    help="also score every evaluated candidate on the test set (--test or --fold), recorded as "
                         "test_fitness for anytime test curves and never shown to the search")
+    p.add_argument("--warm-start", type=path_arg, metavar="portfolio|FILE|none",
+                   help="evaluate a portfolio's candidates first (search/portfolio.py): 'portfolio' (default) the one "
+                        "that ships beside the grammar (NAME.portfolio.json) if any, a portfolio FILE of the same "
+                        "grammar (cli.py portfolio build), or 'none' to start from nothing")
     add_plugin_argument(p)
     p.add_argument("--out", type=path_arg, metavar="DIR", help="run directory (default runs/<date>-<time>-<method>)")
     p.add_argument("--resume", type=path_arg, metavar="DIR", help="continue an interrupted run from its directory")

@@ -37,6 +37,7 @@ from .loop import SearchLoop
 from .state import SearchOutcome, SearchState
 from .methods import make_method
 from .observer import SearchObserver
+from .portfolio import NONE, check_unchanged, resolve as portfolio_file, warm_started
 from .rundir import CHECKPOINT, CONFIG, EVALUATIONS, FINAL, RunDirectory, default_run_name, library_versions
 
 #: ``--fold k`` uses this split seed, so that every method and seed sees the same folds
@@ -201,13 +202,18 @@ def start(config: RunConfig, grammar: str | Path | Grammar, data: RunData, out: 
         raise RunError(str(exc)) from None
     config, adjusted = _adjusted(config)
     data_warnings = check_run_data(config, data)
-    for line in lines + [f"warning: {w}" for w in adjusted + data_warnings]:
+    portfolio, warm_warnings = portfolio_file(config.warm_start, g.path)  # recorded as the file it is, or "none"
+    config = config.replace(warm_start=str(portfolio) if portfolio else NONE)
+    for line in lines + [f"warning: {w}" for w in adjusted + data_warnings + warm_warnings]:
         if warn is not None:
             warn(line)
     try:  # before the run directory exists: a method may refuse the grammar (bo, ga: a recursive one)
         method = make_method(config, g, data.train.meta)
     except ValueError as exc:
         raise RunError(str(exc)) from None
+    for line in warm_started(method, config):
+        if warn is not None:
+            warn(f"warning: {line}")
     run = None
     if write:
         run = RunDirectory(out or Path("runs") / default_run_name(config.method))
@@ -216,6 +222,7 @@ def start(config: RunConfig, grammar: str | Path | Grammar, data: RunData, out: 
             "grammar": str(Path(g.path).resolve()) if Path(g.path).exists() else g.path,
             "grammar_sha256": _sha256(g.path) if Path(g.path).exists() else None,
             "species_sha256": {s: _sha256(s) for s in _species_files(config)},
+            "warm_start_sha256": _sha256(portfolio) if portfolio else None,
             "data": {**data.description, "warnings": data_warnings}, "adjusted": adjusted,
             "versions": library_versions(),
             "argv": list(argv) if argv is not None else sys.argv, "started": _dt.datetime.now().isoformat(),
@@ -381,7 +388,10 @@ def _resume(run: RunDirectory, observers, workers: int | None, scheduler: str | 
         raise RunError(f"{path} was written by an older version of ggp-automl and cannot be resumed by this one; "
                        "start a new run")
     if state is None:  # killed before the first generation ended: the same seed replays it
-        state = SearchState.initial(make_method(config, grammar, data.train.meta), config, config.worker_count)
+        check_unchanged(config, record)
+        method = make_method(config, grammar, data.train.meta)
+        warm_started(method, config)
+        state = SearchState.initial(method, config, config.worker_count)
     else:
         state.method.config = config
         state.method.attach(grammar, data.train.meta)

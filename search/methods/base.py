@@ -51,6 +51,10 @@ class SearchMethod(ABC):
     #: whether the loop keeps every search evaluation's validation scores for the method
     #: (``loop.predictions``, :mod:`evaluation.predictions`): ensemble-aware methods learn from them
     uses_predictions: ClassVar[bool] = False
+    #: the warm start's trees not handed out yet (a portfolio's members in order, :mod:`..portfolio`): set once
+    #: when the run starts (:meth:`warm_start`), checkpointed with the method, so a resumed run goes on where
+    #: it was; a checkpoint of a method from before warm starts has the empty default
+    warm: list = ()
 
     def __init__(self, config: RunConfig, policy: SamplingPolicy | None = None):
         self.config = config
@@ -97,6 +101,25 @@ class SearchMethod(ABC):
         """Connect to the run's grammar (at start, and again after a checkpoint is loaded)."""
         self.variation = Variation(grammar, meta, self.config.max_depth, self.policy)
         return self
+
+    def warm_start(self, trees: list) -> None:
+        """Candidates to begin with, best first (a portfolio's members under the run's grammar and data).
+
+        Called once, after :meth:`attach`, before the first ask. The built-in methods put them where
+        their own representation starts: GGP's, spGGP's and the GA's initial population, random and
+        beam search's first batch, BO's, TPE's, EO's and DivBO's initial design, PBIL's first
+        generation and its probability vectors. A method that overrides nothing ignores them."""
+        self.warm = list(trees)
+
+    def take_warm(self, n: int | None = None, convert=None) -> list:
+        """Up to ``n`` (None: all) of the warm start's trees not handed out yet, removed from it; with
+        ``convert``, only those it maps to a tree (None: not this caller's, left for another), mapped."""
+        taken, kept = [], []
+        for tree in self.warm:
+            mapped = None if n is not None and len(taken) >= n else tree if convert is None else convert(tree)
+            (kept if mapped is None else taken).append(tree if mapped is None else mapped)
+        self.warm = kept
+        return taken
 
     @abstractmethod
     def ask(self, rng: np.random.Generator) -> list[Individual]:

@@ -24,9 +24,9 @@ class BeamSearch(SearchMethod):
         self.incumbents: list[Individual] = []  # every incumbent so far, newest last
 
     def ask(self, rng):
-        if self.incumbent is None:
-            tree = self.variation.generator().grow(rng, self.config.max_depth)
-            return [Individual(tree)]
+        if self.incumbent is None:  # the warm start's members, the best of which is the first incumbent
+            trees = self.take_warm() or [self.variation.generator().grow(rng, self.config.max_depth)]
+            return [Individual(t) for t in trees]
         seen = {self.incumbent.phenotype}
         batch = [Individual(self.incumbent.tree)]
         tries = 0
@@ -40,7 +40,7 @@ class BeamSearch(SearchMethod):
 
     def tell(self, evaluated):
         if self.incumbent is None:
-            self.incumbent = evaluated[0]
+            self.incumbent = best_of(evaluated)
             self.incumbents.append(self.incumbent)
             return
         self.incumbent = evaluated[0]  # re-scored on the current view

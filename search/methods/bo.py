@@ -177,10 +177,15 @@ class BO(FlatSpaceMethod):
         # The initial design is drawn here, from the grammar's weights (every algorithm as likely as in
         # a random derivation): SMAC's RandomInitialDesign would sample a uniform copy of the space,
         # whose construction alone takes a minute with the Large space's 1,917 conditions
+        # The warm start's members come first and take the place of as many random configurations (the
+        # portfolio is the initial design, auto-sklearn 2.0); they stay in self.warm, so a resumed run
+        # rebuilds the same design and SMAC skips what its run history already holds
         space.seed(self.seed)
-        first = [space.get_default_configuration()]
-        if p["initial"]:
-            first += list(space.sample_configuration(max(p["initial"], 2)))[: p["initial"]]
+        first = list(dict.fromkeys([self.flat.configuration(t) for t in self.warm]
+                                   + [space.get_default_configuration()]))
+        random = max(p["initial"] - len(self.warm), 0)
+        if random:
+            first += list(space.sample_configuration(max(random, 2)))[:random]
         surrogate = ConditionalGP if p["surrogate"] == "gp" else GrammarForest
         return HPO(
             scenario, _dummy_target,

@@ -294,8 +294,10 @@ class GA(EvolutionaryMethod):
 
     def fresh(self, group, rng, n=None):
         """``n`` (default: the population) random genomes, distinct phenotypes while ``UNIQUE_TRIES`` allow."""
-        out, seen = [], set()
-        for _ in range(n or self.group_size):
+        n = n or self.group_size
+        out = [self._individual(encode(t, self.variation.bound, self.length)) for t in self.take_warm(n)]
+        seen = {ind.phenotype for ind in out}  # the warm start's members as genomes first, then random ones
+        for _ in range(n - len(out)):
             for _ in range(UNIQUE_TRIES):
                 ind = self._individual([float(x) for x in rng.random(self.length)])
                 if ind.phenotype not in seen:

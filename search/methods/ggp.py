@@ -81,7 +81,10 @@ class GGP(ToolboxMixin, EvolutionaryMethod):
         return self
 
     def fresh(self, group, rng, n=None):
-        trees = self.variation.population(n or self.group_size, rng, None, self.config.min_init_depth)
+        n = n or self.group_size
+        trees = self.take_warm(n)  # the warm start's members first (the initial population), the rest as ever
+        if len(trees) < n:
+            trees += self.variation.population(n - len(trees), rng, None, self.config.min_init_depth)
         return [Individual(t) for t in trees]
 
     def breed(self, group, pool, pools, rng):

@@ -48,7 +48,8 @@ import numpy as np
 
 from ggp_automl.gp.grammar import Grammar, Sampler
 from ggp_automl.gp.policy import ChoiceContext, SamplingPolicy
-from ggp_automl.gp.tree import Leaf
+from ggp_automl.gp.generate import TreeGenerator
+from ggp_automl.gp.tree import Leaf, Node
 
 from ..config import MAX_POPULATION
 from ..individual import Individual
@@ -235,6 +236,26 @@ def _grid(lo: float, hi: float, step: float, lo_open: bool, hi_open: bool) -> np
     return np.asarray(grid.values(), dtype=float) if len(grid) <= MAX_COMPONENTS else None
 
 
+class _Following(SamplingPolicy):
+    """Re-derives a given tree while the probability vectors see every decision it makes (each location's
+    vector is made on first sight, as in sampling; the vectors' own draws are thrown away)."""
+
+    def __init__(self, vectors: ProbabilityVectors, tree: Node):
+        self.vectors, self.tree = vectors, tree
+
+    def choose(self, ctx, candidates, weights, rng):
+        self.vectors.choose(ctx, candidates, weights, rng)
+        return self.tree[ctx.path].alt
+
+    def sample_int(self, ctx, lo, hi, log, rng):
+        self.vectors.sample_int(ctx, lo, hi, log, rng)
+        return self.tree[ctx.path].value
+
+    def sample_real(self, ctx, lo, hi, lo_open, hi_open, log, rng, step=None):
+        self.vectors.sample_real(ctx, lo, hi, lo_open, hi_open, log, rng, step)
+        return self.tree[ctx.path].value
+
+
 @register_method
 class PBIL(BatchedMethod):
     """Population-based incremental learning over the grammar's probability vectors."""
@@ -265,9 +286,22 @@ class PBIL(BatchedMethod):
     def generation_size(self) -> int:
         return self.params["population"]
 
+    def warm_start(self, trees):
+        """PBIL starts from the members in its own representation: one update of the vectors towards the
+        members' choices (as if they were a generation's selected best), and they are the first generation's
+        first individuals, so the next update learns what they are worth on this data."""
+        super().warm_start(trees)
+        if trees:
+            for tree in trees:  # the vectors are made as a derivation first reaches them: these trees' now
+                TreeGenerator(self.variation.bound, _Following(self.policy, tree)).grow(np.random.default_rng(0),
+                                                                                        self.config.max_depth)
+            self.policy.learn(trees)
+
     def ask(self, rng):
         generator = self.variation.generator()
-        return [Individual(generator.grow(rng, self.config.max_depth)) for _ in range(self.generation_size)]
+        trees = self.take_warm(self.generation_size)
+        trees += [generator.grow(rng, self.config.max_depth) for _ in range(self.generation_size - len(trees))]
+        return [Individual(t) for t in trees]
 
     def tell(self, evaluated):
         worked = [i for i in by_rank(evaluated) if i.score > 0]

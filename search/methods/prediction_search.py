@@ -164,10 +164,19 @@ class PredictionSearch(FlatSpaceMethod):
         return [configs[i] for i in order], ei[order]
 
     # -- ask / tell ---------------------------------------------------------------------------------
+    @property
+    def initial_size(self) -> int:
+        """Configurations of the initial design: the warm start's members (which take the place of as many
+        random ones), the grammar's default, and ``initial`` random ones."""
+        return len(self.warm) + 1 + max(self.params["initial"] - len(self.warm), 0)
+
     def initial_values(self) -> dict:
-        """The initial design: the grammar's default configuration, then weighted random ones."""
+        """The initial design: the warm start's members, the grammar's default configuration, then weighted
+        random ones (the members stay in ``warm``: the design is indexed by the number asked)."""
         space = self.flat.space
-        if self.asked == 0:
+        if self.asked < len(self.warm):
+            return dict(self.flat.encode(self.warm[self.asked]))
+        if self.asked == len(self.warm):
             return dict(space.get_default_configuration())
         space.seed(self.seed + self.asked)
         return dict(space.sample_configuration())
@@ -179,7 +188,7 @@ class PredictionSearch(FlatSpaceMethod):
     def ask_one(self, rng: np.random.Generator) -> Individual:
         if self.seed is None:
             self.seed = int(rng.integers(0, 2**31 - 1))
-        if self.asked <= self.params["initial"] or len(self.pool()) < 2:
+        if self.asked < self.initial_size or len(self.pool()) < 2:
             values = self.initial_values()
         else:
             values = self.propose(rng)

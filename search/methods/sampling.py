@@ -29,7 +29,10 @@ class RandomSearch(BatchedMethod):
         return self.config.batch_size
 
     def ask(self, rng):
-        trees = self.variation.population(self.config.batch_size, rng, None, self.config.min_init_depth)
+        n = self.config.batch_size
+        trees = self.take_warm(n)  # the warm start's members are evaluated first
+        if len(trees) < n:
+            trees += self.variation.population(n - len(trees), rng, None, self.config.min_init_depth)
         return [Individual(t) for t in trees]
 
     def tell(self, evaluated):

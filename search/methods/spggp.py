@@ -92,8 +92,26 @@ class SpeciatedGGP(ToolboxMixin, EvolutionaryMethod):
         return self
 
     def fresh(self, s: Label, rng: np.random.Generator, n: int | None = None) -> list[Individual]:
-        trees = self.variation.population(n or self.group_size, rng, s, self.config.min_init_depth)
+        n = n or self.group_size
+        trees = self.take_warm(n, self._in_species(s))  # warm-start members this species derives, then its own
+        if len(trees) < n:
+            trees += self.variation.population(n - len(trees), rng, s, self.config.min_init_depth)
         return [Individual(t, s) for t in trees]
+
+    def _in_species(self, s: Label):
+        """A warm-start tree as species ``s``'s tree (its grammar's own alternative numbers), or None when the
+        species cannot derive it: a member joins the first species whose grammar holds it."""
+        from ggp_automl.gp.errors import PhenotypeError
+        from ggp_automl.gp.phenotype import parse_phenotype
+
+        bound = self.variation.generator(s).bound
+
+        def convert(tree):
+            try:
+                return parse_phenotype(tree.phenotype, bound)
+            except PhenotypeError:
+                return None
+        return convert
 
     def breed(self, s, pool, pools, rng):
         breeder = Breeder(self)

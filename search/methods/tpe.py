@@ -264,8 +264,11 @@ class TPE(SteadyStateMethod):
     def ask_one(self, rng):
         study = self._study(rng)
         generator = self.variation.generator()
+        warm = self._warm_trial(study, generator, rng)  # the warm start's members: the initial design
         with quiet():
-            if self.finished_trials() < self.params["n_startup_trials"]:
+            if warm is not None:
+                trial, tree = warm
+            elif self.finished_trials() < self.params["n_startup_trials"]:
                 with self.policy.suggesting() as drawn:  # the grammar's weights, the run's rng
                     tree = generator.grow(rng, self.config.max_depth)
                 study.enqueue_trial({name: value for name, (_, value) in drawn.items()})
@@ -279,6 +282,25 @@ class TPE(SteadyStateMethod):
         self.pending.setdefault(tree.phenotype, []).append(trial.number)
         self.counts["asked"] += 1
         return Individual(tree)
+
+    def _warm_trial(self, study, generator, rng):
+        """The next warm-start member as an enqueued trial that follows its tree, or None when none is left
+        (a member this grammar cannot follow is skipped and counted as lost)."""
+        while self.warm:
+            member = self.warm.pop(0)
+            try:
+                with quiet(), self.policy.suggesting(tree=member) as drawn:
+                    tree = generator.grow(rng, self.config.max_depth)
+            except _Unfollowable:
+                self.counts["lost"] += 1
+                continue
+            with quiet():
+                study.enqueue_trial({name: value for name, (_, value) in drawn.items()})
+                trial = study.ask()
+                for name, (distribution, _) in drawn.items():
+                    suggest(trial, name, distribution)
+            return trial, tree
+        return None
 
     # -- tell -------------------------------------------------------------------------------------
     def tell_one(self, evaluated):
