@@ -38,6 +38,9 @@ The format (paths are relative to the experiment file; ``docs``: benchmarks/READ
     outer_folds = 3
     [datasets.synthetic]        # the embedded dataset of the grammar's task
     data = "default"
+
+A method's ``warm_start = "FILE"`` is a portfolio file relative to the experiment file; ``{dataset}`` in it
+becomes each dataset's name (``"portfolios/without-{dataset}.portfolio.json"``: leave-one-dataset-out).
 """
 from __future__ import annotations
 
@@ -300,7 +303,7 @@ class _Reader:
         for k in folds:
             files[k] = (None if data == "default" else self.file(table, "data", data, k if templated else None),
                         None if test is None else self.file(table, "test", test, k))
-        return {"files": files, "folds": folds, "outer": outer, "target": target}
+        return {"name": name, "files": files, "folds": folds, "outer": outer, "target": target}
 
     def placements(self, label: str, spec, grammars: dict) -> list[tuple[str, str, str]]:
         """``(grammar name, grammar file, config label)`` of each grammar a method runs in."""
@@ -326,6 +329,9 @@ class _Reader:
             option = key.replace("_", "-")
             if key.replace("-", "_") in RESERVED:
                 self.fail(table, key, f"{key} is set by {RESERVED[key.replace('-', '_')]}, not by a method")
+            if key.replace("-", "_") == "warm_start" and isinstance(value, str) and value not in ("portfolio", "none"):
+                # a portfolio file, relative to this file; {dataset}: each dataset's own (leave-one-dataset-out)
+                value = self.file(table, key, value.replace("{dataset}", dataset["name"]))
             if isinstance(value, bool):
                 args += [f"--{option}"] if value else []
             elif isinstance(value, (int, float, str)):

@@ -314,3 +314,47 @@ leave_one_out = true
     shown = subprocess.run(cli + ["portfolio", "show", str(tmp_path / "b" / "portfolio.json")], capture_output=True,
                            text=True)
     assert shown.returncode == 0 and whole.members[0].phenotype in shown.stdout
+
+
+def test_an_experiment_gives_each_dataset_its_own_portfolio(tmp_path, small):
+    """``warm_start = "…without-{dataset}…"`` in an experiment: each dataset's leave-one-dataset-out file,
+    relative to the experiment file; a missing one fails when the file is read, naming its line."""
+    from ggp_automl.experiments import ExperimentError, load_experiment
+
+    (tmp_path / "p").mkdir()
+    for d in ("A", "B"):
+        write_portfolio(tmp_path / "p" / f"without-{d}.portfolio.json", members_of(small))
+    text = f"""[experiment]
+budget = "10s"
+[grammars]
+small = "{SMALL}"
+[methods.warm]
+method = "random"
+warm_start = "p/without-{{dataset}}.portfolio.json"
+[datasets.A]
+data = "default"
+outer_folds = 3
+folds = [1]
+[datasets.B]
+data = "default"
+outer_folds = 3
+folds = [2]
+"""
+    (tmp_path / "e.toml").write_text(text)
+    runs = load_experiment(tmp_path / "e.toml").runs
+    for run in runs:
+        given = run.args[run.args.index("--warm-start") + 1]
+        assert given == str(tmp_path / "p" / f"without-{run.dataset}.portfolio.json")
+    (tmp_path / "p" / "without-B.portfolio.json").unlink()
+    with pytest.raises(ExperimentError, match=r"e.toml:7:1: .*without-B.portfolio.json does not exist"):
+        load_experiment(tmp_path / "e.toml")
+
+
+@pytest.mark.skipif(not (ROOT.parent / "shared" / "datasets").exists(), reason="../shared is optional")
+@pytest.mark.parametrize("space", ["large", "medium", "small", "ensembles"])
+def test_the_shipped_portfolios_build_files_read(space):
+    from ggp_automl.experiments.portfolio import read_spec
+
+    spec = read_spec(ROOT / "benchmarks" / "portfolios" / f"{space}.toml")
+    assert spec.grammar == (GRAMMARS / f"{space}.bnf").resolve() and spec.leave_one_out
+    assert len(spec.datasets) == (16 if space == "ensembles" else 7)
