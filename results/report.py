@@ -36,7 +36,7 @@ RUN_FILES = ("best/phenotype.txt", "best/tree.txt", "best/tree.dot", "best/tree.
              "checkpoint.pkl")
 #: Settings shown on their own line; other RunConfig fields are listed compactly after them.
 MAIN_SETTINGS = ("seed", "mode", "population", "budget_seconds", "workers", "fitness", "eval_timeout",
-                  "adaptive_timeout", "screening", "memory_bytes")
+                  "adaptive_timeout", "screening", "memory_bytes", "warm_start")
 TOP_N = 10
 PHENOTYPE_WIDTH = 70
 REASON_WIDTH = 80
