@@ -160,7 +160,7 @@ def add_plugin_argument(p) -> None:
 
 EVOLVE_SETTINGS = ("grammar", "data", "test", "fold", "target", "method", "budget", "eval_timeout", "memory",
                     "seed", "fitness", "cv", "out", "population", "fidelity", "generations", "mode", "screening",
-                    "adaptive_timeout", "thesis", "ensemble", "trace_test", "plugin", "species")
+                    "adaptive_timeout", "thesis", "ensemble", "trace_test", "plugin", "species", "warm_start")
 
 
 #: evolve option -> RunConfig field, for the options passed on as given (RunConfig holds the defaults)

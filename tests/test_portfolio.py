@@ -358,3 +358,9 @@ def test_the_shipped_portfolios_build_files_read(space):
     spec = read_spec(ROOT / "benchmarks" / "portfolios" / f"{space}.toml")
     assert spec.grammar == (GRAMMARS / f"{space}.bnf").resolve() and spec.leave_one_out
     assert len(spec.datasets) == (16 if space == "ensembles" else 7)
+
+
+def test_a_resume_cannot_change_the_warm_start(tmp_path):
+    out = subprocess.run([sys.executable, str(ROOT / "cli.py"), "evolve", "--resume", str(tmp_path / "run"),
+                          "--warm-start", "none"], capture_output=True, text=True)
+    assert out.returncode == 2 and "--warm-start cannot be changed" in out.stderr
