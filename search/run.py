@@ -7,7 +7,6 @@ rebuilds the same from a run directory alone. Both end in :func:`run_loop`.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import sys
 import time
 from collections.abc import Callable
@@ -37,7 +36,7 @@ from .loop import SearchLoop
 from .state import SearchOutcome, SearchState
 from .methods import make_method
 from .observer import SearchObserver
-from .portfolio import NONE, check_unchanged, resolve as portfolio_file, warm_started
+from .portfolio import NONE, check_unchanged, resolve as portfolio_file, sha256 as _sha256, warm_started
 from .rundir import CHECKPOINT, CONFIG, EVALUATIONS, FINAL, RunDirectory, default_run_name, library_versions
 
 #: ``--fold k`` uses this split seed, so that every method and seed sees the same folds
@@ -129,10 +128,6 @@ def describe_data(train: Dataset, test: Dataset | None, data, test_path, fold, n
         "unlabelled_dropped": {"train": unlabelled, "test": test_unlabelled},
     }
     return RunData(train, test, description)
-
-
-def _sha256(path: str | Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def _test_source(desc: dict) -> str | None:
