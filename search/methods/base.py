@@ -116,8 +116,12 @@ class SearchMethod(ABC):
         ``convert``, only those it maps to a tree (None: not this caller's, left for another), mapped."""
         taken, kept = [], []
         for tree in self.warm:
-            mapped = None if n is not None and len(taken) >= n else tree if convert is None else convert(tree)
-            (kept if mapped is None else taken).append(tree if mapped is None else mapped)
+            full = n is not None and len(taken) >= n
+            mapped = None if full else tree if convert is None else convert(tree)
+            if mapped is None:
+                kept.append(tree)
+            else:
+                taken.append(mapped)
         self.warm = kept
         return taken
 
