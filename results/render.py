@@ -165,6 +165,16 @@ def cost_line(acc: dict) -> str:
     return line
 
 
+def warm_line(w: dict) -> str:
+    """The portfolio's members in this run: how many were evaluated and worked, where the best of them ranks."""
+    if w.get("problem"):
+        return w["problem"]
+    line = f"{w['file']}: {w['members']} members, {w['evaluated']} evaluated, {w['ok']} with a full-fidelity fitness"
+    if w.get("best_rank"):
+        line += f"; the best of them ({w['best_fitness']:.4f}) ranks {w['best_rank']} of {w['of']} candidates"
+    return line
+
+
 def _limit_rows(s: dict) -> list[tuple[str, str]]:
     lim, work = s["limits"], s["work"]
     rows = [("hard cap per candidate", f"{lim['hard_cap']:.0f} s"),
@@ -173,6 +183,8 @@ def _limit_rows(s: dict) -> list[tuple[str, str]]:
             ("stopped by the adaptive limit", f"{lim['capped']} (saving up to {lim['saved_seconds']:.0f} "
                                               "worker-seconds against the hard cap)"),
             ("not started (predicted too slow)", str(lim["skipped"]))]
+    if s.get("warm_start"):
+        rows.append(("warm start", warm_line(s["warm_start"])))
     if s.get("screening"):
         rows.append(("screening", s["screening"]))
     if s.get("cost_model"):

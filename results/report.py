@@ -222,6 +222,45 @@ def _cost_model(evaluations: Sequence[dict]) -> Optional[dict]:
     return accuracy(evaluations)
 
 
+def _warm_start(config: dict, evaluations: Sequence[dict]) -> Optional[dict]:
+    """How the run's portfolio members fared: evaluated (on any screening rung), with a full-fidelity fitness,
+    and where the best of them ranks among every candidate the search scored at full fidelity (None: the run
+    started cold)."""
+    from ..search.portfolio import NONE, Portfolio
+
+    path = as_dict(config.get("config")).get("warm_start")
+    if not isinstance(path, str) or path in (NONE, "portfolio"):
+        return None
+    try:
+        members = {_tokens(m.phenotype) for m in Portfolio.load(path).members}
+    except InputError as exc:
+        return {"file": path, "problem": str(exc)}
+    best: dict[tuple, float] = {}
+    statuses: dict[tuple, str] = {}
+    for r in evaluations:
+        if r.get("phase") == "search" and isinstance(r.get("phenotype"), str):
+            key = _tokens(r["phenotype"])
+            statuses.setdefault(key, r.get("status"))  # a screening rung's too: it was evaluated
+            if (r.get("level") or 0) == 0 and r.get("status") == "ok" and finite(r.get("fitness")) is not None:
+                best[key] = max(best.get(key, float("-inf")), float(r["fitness"]))
+    scored = sorted(best.values(), reverse=True)
+    mine = [best[k] for k in members if k in best]
+    return {"file": path, "members": len(members), "evaluated": sum(1 for k in members if k in statuses),
+            "ok": len(mine), "best_fitness": max(mine) if mine else None,
+            "best_rank": 1 + scored.index(max(mine)) if mine else None, "of": len(scored)}
+
+
+def _tokens(phenotype: str) -> tuple:
+    """A phenotype's tokens, numbers to 10 significant digits: BO's configurations round the members' reals."""
+    out = []
+    for t in phenotype.split():
+        try:
+            out.append(f"{float(t):.10g}")
+        except ValueError:
+            out.append(t)
+    return tuple(out)
+
+
 def _screening(evaluations: Sequence[dict], final: Optional[dict]) -> Optional[str]:
     """One line on the screening rungs: off, off for this data, or how many were screened."""
     sc = (final or {}).get("screening")
@@ -250,7 +289,9 @@ def summarise(run_dir: PathLike) -> dict:
     up to 10), ``counts`` (evaluations, failed, cached, generations, elapsed_seconds,
     evaluations_per_minute), ``limits`` (hard_cap, adaptive, timeouts, skipped, capped, saved_seconds,
     adaptive_limits), ``cost_model`` (n, spearman, median_ratio, skipped: the cost model's predicted against
-    the actual wall times of the ok evaluations; None when no record carries a prediction), ``work``
+    the actual wall times of the ok evaluations; None when no record carries a prediction), ``warm_start``
+    (file, members, evaluated, ok, best_fitness, best_rank, of: how the portfolio's members fared; None for a
+    cold start), ``work``
     (final.json's worker utilisation block or None), ``species`` ({id:
     {evaluations, failures, best_fitness, mean_fitness, best_phenotype}}, empty for unspeciated runs),
     ``test`` (final.json's test block or None), ``ensemble`` (final.json's ensemble block or None),
@@ -297,6 +338,7 @@ def summarise(run_dir: PathLike) -> dict:
         "work": {**work, **{k: finite(work.get(k)) for k in ("utilisation", "useful_work")}} if work else None,
         "screening": _screening(evaluations, final),
         "cost_model": _cost_model(evaluations),
+        "warm_start": _warm_start(config, evaluations),
         "species": _species_stats(evaluations),
         "test": as_dict(as_dict(final).get("test")) or None,
         "task": task_of_record(as_dict(config.get("data")).get("task")).name,

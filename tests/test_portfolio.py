@@ -72,6 +72,10 @@ def test_every_method_evaluates_the_portfolio_first(method, small, data, tmp_pat
     recorded = json.loads((tmp_path / "run" / "config.json").read_text())
     assert recorded["config"]["warm_start"] == str(portfolio.resolve())
     assert recorded["warm_start_sha256"] == sha256(portfolio)
+    from ggp_automl.results.report import summarise
+
+    shown = summarise(tmp_path / "run")["warm_start"]  # inspect's line: how the members fared
+    assert shown["members"] == shown["evaluated"] == len(phenotypes) and 1 <= shown["best_rank"] <= shown["of"]
 
 
 def test_pbil_starts_its_vectors_from_the_members(small, data):
