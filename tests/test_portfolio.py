@@ -368,3 +368,38 @@ def test_a_resume_cannot_change_the_warm_start(tmp_path):
     out = subprocess.run([sys.executable, str(ROOT / "cli.py"), "evolve", "--resume", str(tmp_path / "run"),
                           "--warm-start", "none"], capture_output=True, text=True)
     assert out.returncode == 2 and "--warm-start cannot be changed" in out.stderr
+
+
+BUILD = f"""[experiment]
+budget = "30s"
+[grammars]
+small = "{SMALL}"
+[datasets.first]
+data = "default"
+[portfolio]
+size = 3
+sample = 3
+"""
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda t: t.replace("[portfolio]\nsize = 3\nsample = 3\n", ""), r"b.toml: a portfolio file needs a \[portfolio\]"),
+    (lambda t: t + "sise = 4\n", r"b.toml:10:1: unknown portfolio setting 'sise'"),
+    (lambda t: t.replace("size = 3", "size = 0"), r"b.toml:8:1: size is a whole number from 1"),
+    (lambda t: t.replace("sample = 3", "sample = 0"), r"the pool would be empty"),
+    (lambda t: t + 'runs = ["nowhere"]\n', r"b.toml:10:1: .*nowhere is neither an experiment directory nor a run"),
+    (lambda t: t + "leave_one_out = 1\n", r"b.toml:10:1: leave_one_out is true or false"),
+    (lambda t: t.replace("[datasets.first]", f'large = "{GRAMMARS / "large.bnf"}"\n[datasets.first]'),
+     r"b.toml:3:1: a portfolio belongs to one grammar"),
+    (lambda t: t.replace('budget = "30s"', 'budget = "soon"'), r"b.toml:2:1: budget:"),
+])
+def test_a_bad_build_file_is_said_with_its_place(tmp_path, edit, message):
+    from ggp_automl.experiments import ExperimentError
+    from ggp_automl.experiments.portfolio import read_spec
+
+    (tmp_path / "b.toml").write_text(edit(BUILD))
+    with pytest.raises(ExperimentError, match=message):
+        read_spec(tmp_path / "b.toml")
+    out = subprocess.run([sys.executable, str(ROOT / "cli.py"), "portfolio", "build", str(tmp_path / "b.toml")],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 1 and "Traceback" not in out.stderr and not (tmp_path / "runs").exists()
