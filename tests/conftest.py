@@ -77,3 +77,23 @@ def run_config(**settings):
             if name in declared:
                 params[name] = value
     return RunConfig(**settings, method_params=params)
+
+
+@pytest.fixture(autouse=True)
+def cold_shipped_grammars(request, monkeypatch):
+    """In this process, runs over the shipped grammars start cold unless a test is marked
+    ``shipped_portfolios``: the shipped portfolios change whenever they are rebuilt, and the search's tests
+    pin what a run does from its seed. Warm starts are tested with portfolios of their own
+    (``tests/test_portfolio.py``); command-line tests in subprocesses see the shipped files as users do."""
+    if request.node.get_closest_marker("shipped_portfolios"):
+        return
+    from ggp_automl.search import portfolio
+
+    real = portfolio.shipped_portfolio
+
+    def beside(grammar_path):
+        path = real(grammar_path)
+        shipped = Path(grammar_path).resolve().parent == GRAMMARS.resolve()
+        return path.with_name(path.name + ".absent-in-tests") if shipped else path
+
+    monkeypatch.setattr(portfolio, "shipped_portfolio", beside)
