@@ -215,24 +215,27 @@ def scores_of(evaluate: Path, pool: list[str]) -> tuple[Scores, float]:
     """Each dataset's and fold's search fitness of the pool's members (None: failed, timed out or never
     evaluated), and the machine seconds the evaluation runs took (wall time × workers)."""
     manifest = json.loads((evaluate / MANIFEST).read_text(encoding="utf-8"))
-    wanted, scores, seconds = set(pool), {}, 0.0
+    wanted, scores = set(pool), {}
     for r in manifest["runs"]:
-        run_dir = evaluate / RUNS / r["directory"]
         cell = scores.setdefault(r["dataset"], {}).setdefault(r["fold"] or 0, {})
-        for e in read_jsonl(run_dir / "evaluations.jsonl"):
+        for e in read_jsonl(evaluate / RUNS / r["directory"] / "evaluations.jsonl"):
             if e.get("phase") == "search" and e.get("level", 0) == 0 and e.get("phenotype") in wanted:
                 ok = e.get("status") == "ok"
                 cell.setdefault(e["phenotype"], float(e["fitness"]) if ok else None)
-        seconds += _machine_seconds(run_dir, manifest)
-    return scores, seconds
+    return scores, _grid_seconds(evaluate)
 
 
-def _machine_seconds(run_dir: Path, manifest: dict) -> float:
-    try:
-        final = json.loads((run_dir / "final.json").read_text(encoding="utf-8"))
-        return float(final.get("time") or 0.0) * int(manifest.get("workers") or 1)
-    except (OSError, ValueError):
-        return 0.0
+def _grid_seconds(grid: Path) -> float:
+    """The machine time of a grid's finished runs: each run's wall time (final.json) × its workers."""
+    manifest = json.loads((grid / MANIFEST).read_text(encoding="utf-8"))
+    total = 0.0
+    for r in manifest["runs"]:
+        try:
+            final = json.loads((grid / RUNS / r["directory"] / "final.json").read_text(encoding="utf-8"))
+            total += float(final.get("time") or 0.0) * int(manifest.get("workers") or 1)
+        except (OSError, ValueError):
+            continue
+    return total
 
 
 def build(path: str | Path, out: str | Path | None = None, scheduler: str | None = None, new_observer=None,
@@ -248,9 +251,7 @@ def build(path: str | Path, out: str | Path | None = None, scheduler: str | None
         searches = _experiment_file(spec, out, "search", spec.doc["methods"], spec.search_budget,
                                     spec.doc.get("experiment", {}).get("seeds", [0]))
         sources.append(_run_grid(searches, out / "search", scheduler, observer()))
-        seconds += sum(_machine_seconds(out / "search" / RUNS / r["directory"], m)
-                       for m in [json.loads((out / "search" / MANIFEST).read_text(encoding="utf-8"))]
-                       for r in m["runs"])
+        seconds += _grid_seconds(out / "search")
     pool_path = out / POOL
     if pool_path.is_file():  # a resumed build evaluates the pool it began with
         pool = list(Portfolio.load(pool_path).members)
