@@ -21,7 +21,8 @@ def run(args) -> int:
         return GridProgress(duration(budget), spec.doc["experiment"].get("parallel", 1),
                             live=False if args.quiet else None)
     command = " ".join(["python cli.py portfolio build", args.file] + (["--out", args.out] if args.out else []))
-    written = build(args.file, args.out, args.scheduler, progress, command=command)
+    written = build(args.file, args.out, args.scheduler, progress, command=command,
+                    say=lambda line: print(line, file=sys.stderr, flush=True))
     for path in written:
         print(f"portfolio: {path}")
     print(f"use it:    python cli.py evolve --grammar {spec.grammar} --warm-start {written[0]} …", file=sys.stderr)

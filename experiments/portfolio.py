@@ -239,9 +239,10 @@ def _grid_seconds(grid: Path) -> float:
 
 
 def build(path: str | Path, out: str | Path | None = None, scheduler: str | None = None, new_observer=None,
-          command: str = "") -> list[Path]:
+          command: str = "", say=lambda line: None) -> list[Path]:
     """Build (or resume building) the portfolio(s) a build file describes; the files written.
-    ``new_observer()``: a fresh grid observer (:class:`~.live.GridProgress`) for each stage's grid."""
+    ``new_observer()``: a fresh grid observer (:class:`~.live.GridProgress`) for each stage's grid;
+    ``say(line)``: what the build is doing, and what it could not evaluate."""
     observer = new_observer or (lambda: None)
     spec = read_spec(path)
     out = Path(out) if out is not None else Path("runs") / f"portfolio-{spec.path.stem}"
@@ -250,6 +251,7 @@ def build(path: str | Path, out: str | Path | None = None, scheduler: str | None
     if spec.doc.get("methods"):
         searches = _experiment_file(spec, out, "search", spec.doc["methods"], spec.search_budget,
                                     spec.doc.get("experiment", {}).get("seeds", [0]))
+        say(f"stage 1 of 2: the pool's searches ({searches})")
         sources.append(_run_grid(searches, out / "search", scheduler, observer()))
         seconds += _grid_seconds(out / "search")
     pool_path = out / POOL
@@ -261,12 +263,19 @@ def build(path: str | Path, out: str | Path | None = None, scheduler: str | None
             raise ExperimentError(f"{spec.path}: the pool is empty (the runs found no successful candidate and "
                                   "sample is 0)")
         Portfolio(tuple(pool), spec.grammar.name, sha256(spec.grammar), command=command).save(pool_path)
+    say(f"the pool: {len(pool)} candidates ({pool_path})")
     methods = {"pool": {**EVALUATION, "population": len(pool), "warm_start": str(pool_path.resolve())}}
     budget = spec.doc["experiment"]["budget"]
     evaluation = _experiment_file(spec, out, "evaluate", methods, budget, "fold")
+    say(f"stage 2 of 2: the pool on every dataset and fold ({evaluation})")
     _run_grid(evaluation, out / "evaluate", scheduler, observer())
     scores, evaluated = scores_of(out / "evaluate", [m.phenotype for m in pool])
     seconds += evaluated
+    missing = sum(1 for folds in scores.values() for cell in folds.values() for m in pool if m.phenotype not in cell)
+    if missing:
+        say(f"warning: {missing} (candidate, dataset, fold) cells were never evaluated (the run's budget ended first, "
+            "or the candidate cannot be derived for that data): they count as the worst; a larger "
+            "[experiment] budget evaluates them")
     written = []
     for held_out in [None] + (list(spec.datasets) if spec.leave_one_out else []):
         chosen = select(pool, scores, spec.size, held_out)
