@@ -45,6 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from ..gp.bnf_parser import load_grammar
+from ..search.options import duration
 from ..search.portfolio import Member, Portfolio, sha256
 from ..search.rundir import read_jsonl
 from . import _toml
@@ -115,8 +116,10 @@ def read_spec(path: str | Path) -> BuildSpec:
     if len(grammars) != 1:
         reader.fail("grammars", None, "a portfolio belongs to one grammar: give exactly one in [grammars]")
     budget = settings["search_budget"] or experiment.budget
-    if settings["search_budget"] is not None:
-        reader.budget({"budget": budget})
+    try:
+        duration(budget) if isinstance(budget, str) else duration("")
+    except Exception as exc:  # argparse's ArgumentTypeError: the command line's own message
+        reader.fail("portfolio", "search_budget", f"search_budget: {exc}")
     if not doc.get("methods") and not runs and not settings["sample"]:
         reader.fail("portfolio", None, "the pool would be empty: give [methods.*] searches, runs, or a sample")
     grammar = Path(reader.file("grammars", next(iter(grammars)), next(iter(grammars.values()))))

@@ -392,6 +392,8 @@ sample = 3
     (lambda t: t.replace("[datasets.first]", f'large = "{GRAMMARS / "large.bnf"}"\n[datasets.first]'),
      r"b.toml:3:1: a portfolio belongs to one grammar"),
     (lambda t: t.replace('budget = "30s"', 'budget = "soon"'), r"b.toml:2:1: budget:"),
+    (lambda t: t + 'search_budget = "later"\n', r"b.toml:10:1: search_budget:"),
+    (lambda t: t + "search_budget = 60\n", r"b.toml:10:1: search_budget:"),
 ])
 def test_a_bad_build_file_is_said_with_its_place(tmp_path, edit, message):
     from ggp_automl.experiments import ExperimentError
