@@ -116,8 +116,10 @@ def read_spec(path: str | Path) -> BuildSpec:
     if len(grammars) != 1:
         reader.fail("grammars", None, "a portfolio belongs to one grammar: give exactly one in [grammars]")
     budget = settings["search_budget"] or experiment.budget
+    if not isinstance(budget, str):
+        reader.fail("portfolio", "search_budget", 'search_budget: a duration such as "1m"')
     try:
-        duration(budget) if isinstance(budget, str) else duration("")
+        duration(budget)
     except Exception as exc:  # argparse's ArgumentTypeError: the command line's own message
         reader.fail("portfolio", "search_budget", f"search_budget: {exc}")
     if not doc.get("methods") and not runs and not settings["sample"]:
