@@ -76,7 +76,7 @@ def dataset_meta(args, grammar=None):
         return DatasetMeta(args.labels, args.features, args.instances or 0), "command line", None
     task = None  # the multi-label default, as for a record without a task
     if grammar is not None:
-        from ggp_automl.search.run import grammar_task
+        from ggp_automl.search.run_data import grammar_task
 
         try:
             task = grammar_task(grammar)

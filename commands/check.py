@@ -20,7 +20,7 @@ def run(args) -> int:
     print_warnings(grammar, mapper_warnings)
     if dataset is not None:  # what the search would refuse or warn about (evaluation/learnable.py)
         from ggp_automl.evaluation.learnable import check_learnable
-        from ggp_automl.search.run import RunData, check_task
+        from ggp_automl.search.run_data import RunData, check_task
 
         check_task(grammar, RunData(dataset, description={"name": args.data}), produced)
         for warning in check_learnable(dataset.labelled()):

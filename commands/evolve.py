@@ -28,7 +28,7 @@ def run(args) -> int:
         out = args.run_dir = Path(args.resume)
         outcome = resume(out, observers, workers=args.workers, scheduler=args.scheduler)
     else:
-        from ggp_automl.search.run import N_FOLDS, grammar_task
+        from ggp_automl.search.run_data import N_FOLDS, grammar_task
 
         config = run_config(args)
         grammar = load_grammar_file(args.grammar or DEFAULT_GRAMMAR)

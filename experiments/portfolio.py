@@ -199,7 +199,7 @@ def make_pool(spec: BuildSpec, sources: list[Path]) -> list[Member]:
     """The pool: every source run's best candidates (tagged ``run:DATASET``), then the grammar's sample;
     a phenotype once, with the first source that gave it."""
     from ..gp.generate import TreeGenerator
-    from ..search.run import grammar_task
+    from ..search.run_data import grammar_task
     from ..evaluation.task import task_of_record
 
     members: dict[str, Member] = {}

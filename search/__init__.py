@@ -15,7 +15,8 @@ _EXPORTS = {
     "SteadyStateMethod": (".methods.base", "SteadyStateMethod"), "METHODS": (".methods", "METHODS"),
     "make_method": (".methods", "make_method"), "register_method": (".methods", "register_method"),
     "SearchObserver": (".observer", "SearchObserver"), "Parameter": (".parameters", "Parameter"),
-    "RunData": (".run", "RunData"), "RunError": (".errors", "RunError"), "load_run_data": (".run", "load_run_data"),
+    "RunData": (".run_data", "RunData"), "RunError": (".errors", "RunError"),
+    "load_run_data": (".run_data", "load_run_data"),
     "resume": (".run", "resume"), "start": (".run", "start"),
 }
 __all__ = sorted(_EXPORTS)

@@ -84,7 +84,8 @@ class _GrammarSearch(BaseEstimator):
 
     def _search(self, train):
         from ggp_automl.search.progress import RichProgress
-        from ggp_automl.search.run import describe_data, start
+        from ggp_automl.search.run import start
+        from ggp_automl.search.run_data import describe_data
 
         config = self._config()
         data = describe_data(train, None, None, None, None, "arrays passed to fit")

@@ -58,7 +58,7 @@ def species_list(text: str) -> list:
 
 def fold_spec(text: str) -> tuple[int, int]:
     """``K`` (fold K of 5) or ``K/N`` (fold K of an outer N-fold)."""
-    from ggp_automl.search.run import MAX_FOLDS, N_FOLDS
+    from ggp_automl.search.run_data import MAX_FOLDS, N_FOLDS
 
     k, _, n = text.partition("/")
     folds = int_at_least(2, "a number of folds")(n) if n else N_FOLDS
