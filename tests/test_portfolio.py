@@ -405,3 +405,23 @@ def test_a_bad_build_file_is_said_with_its_place(tmp_path, edit, message):
     out = subprocess.run([sys.executable, str(ROOT / "cli.py"), "portfolio", "build", str(tmp_path / "b.toml")],
                          capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 1 and "Traceback" not in out.stderr and not (tmp_path / "runs").exists()
+
+
+@pytest.mark.shipped_portfolios
+@pytest.mark.parametrize("space", ["large", "medium", "small", "ensembles"])
+def test_a_shipped_portfolio_fits_its_grammar_and_is_the_default(space, tmp_path):
+    """The portfolio beside a shipped grammar is of that grammar, every member derives on the embedded data,
+    it was made without leakage from a build file that ships, and ``--warm-start portfolio`` finds it."""
+    from ggp_automl.gp.bnf_parser import load_grammar
+    from ggp_automl.search.portfolio import verify
+    from ggp_automl.search.run_data import default_dataset, grammar_task
+
+    grammar_file = GRAMMARS / f"{space}.bnf"
+    path = shipped_portfolio(grammar_file)
+    if not path.is_file():
+        pytest.skip(f"{path.name} is not built yet (benchmarks/portfolios/{space}.toml)")
+    grammar = load_grammar(grammar_file)
+    assert "OK" in verify(path, grammar, default_dataset(grammar_task(grammar)).meta)
+    portfolio = Portfolio.load(path)
+    assert portfolio.held_out is None and portfolio.datasets and f"portfolios/{space}.toml" in portfolio.command
+    assert resolve("portfolio", grammar_file) == (path.resolve(), [])
