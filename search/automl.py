@@ -80,7 +80,7 @@ class _GrammarSearch(BaseEstimator):
                          memory_bytes=int(self.memory_limit), workers=self.n_jobs, scheduler=self.scheduler,
                          seed=int(self.random_state), fitness=self.fitness, cv=self.cv, fidelity=self.fidelity,
                          max_generations=self.max_generations, method_params=params, ensemble=self.ensemble,
-                         warm_start=str(self.warm_start), **sizes)
+                         warm_start=str(self.warm_start_from), **sizes)
 
     def _search(self, train):
         from ggp_automl.search.progress import RichProgress
@@ -136,9 +136,10 @@ _PARAMETERS_DOC = """
     numbers 1..8 and species grammar files, search/README.md "Writing a species"; the population
     is split evenly between them), ``plugins`` modules of your own imported before the run and in
     every worker (a module name or a .py file each: algorithms, spaces/README.md; GGP and spGGP
-    operators, search/README.md "Swapping operators"), ``warm_start`` the candidates evaluated first:
-    "portfolio" (the portfolio that ships beside the grammar, if any), a portfolio file of the same grammar,
-    or "none" (not scikit-learn's ``warm_start``: nothing of an earlier ``fit`` is reused).
+    operators, search/README.md "Swapping operators"), ``warm_start_from`` the candidates evaluated first
+    (``evolve --warm-start``): "portfolio" (the portfolio that ships beside the grammar, if any), a portfolio
+    file of the same grammar, or "none" (named apart from scikit-learn's ``warm_start``, which means reusing
+    an earlier ``fit``; nothing of an earlier ``fit`` is reused here).
 
     After ``fit``: ``best_model_`` (the fitted model: the ensemble when one was built),
     ``best_phenotype_``, ``best_tree_``, ``best_validation_fitness_``, ``history_`` (one record per
@@ -158,7 +159,7 @@ class GrammarAutoML(MultiOutputMixin, ClassifierMixin, _GrammarSearch):
                  max_generations: int | None = None, categorical_features=None, random_state: int = 0,
                  output_dir: str | Path | None = None, verbose: bool = False, ensemble: str | None = None,
                  species=None, plugins=None,
-                 warm_start: str = "portfolio"):
+                 warm_start_from: str = "portfolio"):
         _store(self, locals())
 
     def fit(self, X, Y) -> "GrammarAutoML":
@@ -200,7 +201,7 @@ class GrammarAutoMLClassifier(ClassifierMixin, _GrammarSearch):
                  fidelity: str = "NAS-NIS", max_generations: int | None = None, categorical_features=None,
                  random_state: int = 0, output_dir: str | Path | None = None, verbose: bool = False,
                  ensemble: str | None = None, species=None, plugins=None,
-                 warm_start: str = "portfolio"):
+                 warm_start_from: str = "portfolio"):
         _store(self, locals())
 
     def __sklearn_tags__(self):

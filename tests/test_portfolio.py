@@ -215,9 +215,10 @@ def test_check_verifies_a_portfolio_against_its_grammar(tmp_path, small):
 def test_both_estimators_take_a_warm_start(tmp_path):
     from ggp_automl.search.automl import GrammarAutoML, GrammarAutoMLClassifier
 
-    assert GrammarAutoML().get_params()["warm_start"] == "portfolio"
-    assert GrammarAutoMLClassifier(warm_start="none")._config().warm_start == "none"
-    assert GrammarAutoML(warm_start=str(tmp_path / "p.json"))._config().warm_start == str(tmp_path / "p.json")
+    assert GrammarAutoML().get_params()["warm_start_from"] == "portfolio"
+    assert "warm_start" not in GrammarAutoML().get_params()  # scikit-learn's checks give that name booleans
+    assert GrammarAutoMLClassifier(warm_start_from="none")._config().warm_start == "none"
+    assert GrammarAutoML(warm_start_from=str(tmp_path / "p.json"))._config().warm_start == str(tmp_path / "p.json")
 
 
 # -- the greedy rule and leave-one-dataset-out ------------------------------------------------------
