@@ -199,8 +199,7 @@ def make_pool(spec: BuildSpec, sources: list[Path]) -> list[Member]:
     """The pool: every source run's best candidates (tagged ``run:DATASET``), then the grammar's sample;
     a phenotype once, with the first source that gave it."""
     from ..gp.generate import TreeGenerator
-    from ..search.run_data import grammar_task
-    from ..evaluation.task import task_of_record
+    from ..search.run_data import default_dataset, grammar_task
 
     members: dict[str, Member] = {}
     for source in sources:
@@ -209,7 +208,7 @@ def make_pool(spec: BuildSpec, sources: list[Path]) -> list[Member]:
                 members.setdefault(phenotype, Member(phenotype, f"run:{label}"))
     if spec.sample:
         grammar = load_grammar(spec.grammar)
-        meta = task_of_record(grammar_task(grammar)).default_data.meta  # as `cli.py sample` binds without data
+        meta = default_dataset(grammar_task(grammar)).meta  # as `cli.py sample` binds without data
         rng = np.random.default_rng(spec.seed)
         for tree in TreeGenerator(grammar.bind(meta)).ramped_half_and_half(spec.sample, rng, min_depth=2):
             members.setdefault(tree.phenotype, Member(tree.phenotype, "sample"))
